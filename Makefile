@@ -1,0 +1,261 @@
+# SPDX-License-Identifier: Apache-2.0
+# vmcost: build, test, lab and demo. GNU make.
+#
+#   make            build host/vmcost (and guest-agent/vmcost-agent on Linux)
+#   make check      install missing packages (make deps), build with -Werror, unit tests under
+#                   ASan+UBSan, shellcheck, lab tests; ends with one "N passed, N failed" line
+#   make demo       the main job on Linux: two lab VMs, memtest on each, side by side
+#
+# Component targets for working on one half:  make host | agent | unit | unit-host | unit-agent |
+# unit-lib | lint | lab-check | fuzz.  B=<dir> puts objects elsewhere (default build/).
+
+.SECONDEXPANSION:
+# Objects are never intermediate files: keep them for incremental builds.
+.SECONDARY:
+
+B ?= build
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+CC ?= cc
+CLANG ?= clang
+V ?= 0
+Q := $(if $(filter 1,$(V)),,@)
+say = $(if $(filter 1,$(V)),,@printf '  %-6s %s\n' $(1) $(2);)
+FUZZ_SECONDS ?= 60
+UNAME_S := $(shell uname -s)
+VERSION := $(shell git describe --always --dirty --tags 2>/dev/null || echo 0.1.0)
+
+# Packages are looked up one by one so a missing agent-only library does not break the host
+# build on macOS.
+pc_cflags = $(shell pkg-config --cflags $(1) 2>/dev/null)
+pc_libs = $(shell pkg-config --libs $(1) 2>/dev/null)
+HOST_PKGS := yaml-0.1 libcurl jansson
+AGENT_PKGS := yaml-0.1 jansson libmicrohttpd
+DEP_CFLAGS := $(foreach p,$(sort $(HOST_PKGS) $(AGENT_PKGS)),$(call pc_cflags,$(p)))
+HOST_LIBS := $(foreach p,$(HOST_PKGS),$(call pc_libs,$(p))) -lm
+AGENT_LIBS := $(foreach p,$(AGENT_PKGS),$(call pc_libs,$(p))) -lm -lpthread
+
+STD := -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64
+ifeq ($(UNAME_S),Darwin)
+STD += -D_DARWIN_C_SOURCE
+endif
+WARN := -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	-Wvla -Wundef
+# lib/ parses sizes and counters from untrusted text: implicit narrowing there is a bug.
+WARN_LIB := -Wconversion
+INC := -Ilib -Ihost -Iguest-agent
+BASE_CFLAGS := $(STD) $(WARN) $(INC) $(DEP_CFLAGS) -DVMCOST_VERSION='"$(VERSION)"'
+CFLAGS_REL := -O2 -g $(BASE_CFLAGS) $(CFLAGS)
+CFLAGS_ASAN := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=all $(BASE_CFLAGS)
+LDFLAGS_ASAN := -fsanitize=address,undefined
+CFLAGS_FUZZ := -O1 -g -fsanitize=fuzzer-no-link,address,undefined $(BASE_CFLAGS) -Wno-unused-command-line-argument
+
+# Sources: every .c file of a directory belongs to it, so new files need no Makefile edit.
+LIB_SRC := $(wildcard lib/*.c)
+ifeq ($(UNAME_S),Darwin)
+HOST_PLATFORM := host/platform_darwin.c
+else ifeq ($(UNAME_S),Linux)
+HOST_PLATFORM := host/platform_linux.c
+else
+HOST_PLATFORM := host/platform_unsupported.c
+endif
+HOST_ALL := $(wildcard host/*.c)
+HOST_CORE_SRC := $(filter-out host/main.c host/platform_%.c,$(HOST_ALL)) \
+	$(filter $(HOST_PLATFORM),$(HOST_ALL))
+AGENT_CORE_SRC := $(filter-out guest-agent/main.c,$(wildcard guest-agent/*.c))
+
+objs = $(patsubst %.c,$(B)/$(1)/%.o,$(2))
+
+HOST_BIN := host/vmcost
+AGENT_BIN := guest-agent/vmcost-agent
+AGENT_STATIC_BIN := guest-agent/vmcost-agent-static
+
+ifeq ($(UNAME_S),Linux)
+ALL_BINS := $(HOST_BIN) $(AGENT_BIN)
+else
+ALL_BINS := $(HOST_BIN)
+endif
+
+.PHONY: all host agent agent-static check check-run unit unit-lib unit-host unit-agent lint \
+	lab lab-check demo deps deps-ensure deps-check install uninstall clean format fuzz \
+	fuzz-build darwin-check
+
+all: deps-check
+	@$(MAKE) --no-print-directory $(ALL_BINS)
+
+host: $(HOST_BIN)
+agent: $(AGENT_BIN)
+
+# ---- objects ---------------------------------------------------------------------------------
+$(B)/rel/%.o: %.c
+	@mkdir -p $(@D)
+	$(call say,CC,$<)$(CC) $(CFLAGS_REL) $(if $(filter lib/%,$<),$(WARN_LIB)) -MMD -MP -c $< -o $@
+
+$(B)/asan/%.o: %.c
+	@mkdir -p $(@D)
+	$(call say,CC-SAN,$<)$(CC) $(CFLAGS_ASAN) $(if $(filter lib/%,$<),$(WARN_LIB)) -MMD -MP -c $< -o $@
+
+$(B)/fuzz/%.o: %.c
+	@mkdir -p $(@D)
+	$(call say,CC-FUZ,$<)$(CLANG) $(CFLAGS_FUZZ) -MMD -MP -c $< -o $@
+
+$(B)/%/libvmcost.a: $$(call objs,$$*,$(LIB_SRC))
+	@rm -f $@
+	$(call say,AR,$@)ar rcs $@ $^
+
+$(B)/%/libvmcost-host.a: $$(call objs,$$*,$(HOST_CORE_SRC))
+	@rm -f $@
+	$(call say,AR,$@)ar rcs $@ $^
+
+$(B)/%/libvmcost-agent.a: $$(call objs,$$*,$(AGENT_CORE_SRC))
+	@rm -f $@
+	$(call say,AR,$@)ar rcs $@ $^
+
+# ---- programs --------------------------------------------------------------------------------
+$(HOST_BIN): $(B)/rel/host/main.o $(B)/rel/libvmcost-host.a $(B)/rel/libvmcost.a
+	$(call say,LD,$@)$(CC) $(CFLAGS_REL) -o $@ $^ $(HOST_LIBS) $(LDFLAGS)
+
+$(AGENT_BIN): $(B)/rel/guest-agent/main.o $(B)/rel/libvmcost-agent.a $(B)/rel/libvmcost.a
+	$(call say,LD,$@)$(CC) $(CFLAGS_REL) -o $@ $^ $(AGENT_LIBS) $(LDFLAGS)
+
+# The lab guest has no shared libraries: link everything in. Debian's libmicrohttpd.a needs
+# GnuTLS -> p11-kit, which ships no static library, so lab/build-static-deps builds
+# libmicrohttpd from Debian's own source package without HTTPS (cached outside the repo).
+LAB_CACHE ?= $(if $(VMCOST_LAB_CACHE),$(VMCOST_LAB_CACHE),$(HOME)/.cache/vmcost-lab)
+MHD_STATIC := $(LAB_CACHE)/static-deps
+$(MHD_STATIC)/lib/libmicrohttpd.a: lab/build-static-deps
+	lab/build-static-deps "$(MHD_STATIC)"
+
+agent-static: $(AGENT_STATIC_BIN)
+$(AGENT_STATIC_BIN): $(call objs,static,guest-agent/main.c $(AGENT_CORE_SRC) $(LIB_SRC)) \
+		$(MHD_STATIC)/lib/libmicrohttpd.a
+	$(CC) -static -O2 -o $@ $(call objs,static,guest-agent/main.c $(AGENT_CORE_SRC) $(LIB_SRC)) \
+		$(MHD_STATIC)/lib/libmicrohttpd.a -l:libyaml.a -l:libjansson.a -lm -lpthread
+$(B)/static/%.o: %.c $(MHD_STATIC)/lib/libmicrohttpd.a
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -I$(MHD_STATIC)/include $(BASE_CFLAGS) -MMD -MP -c $< -o $@
+
+# ---- tests -----------------------------------------------------------------------------------
+# tests/unit/lib_*.c link lib only; host_*.c add the host core; agent_*.c the agent core.
+UNIT_LIB := $(basename $(notdir $(wildcard tests/unit/lib_*.c)))
+UNIT_HOST := $(basename $(notdir $(wildcard tests/unit/host_*.c)))
+UNIT_AGENT := $(basename $(notdir $(wildcard tests/unit/agent_*.c)))
+ifneq ($(UNAME_S),Linux)
+UNIT_AGENT :=
+endif
+UNIT_DIR := $(B)/asan/tests
+
+$(UNIT_DIR)/lib_%: tests/unit/lib_%.c tests/unit/check.h $(B)/asan/libvmcost.a
+	@mkdir -p $(@D)
+	$(call say,LD-SAN,$@)$(CC) $(CFLAGS_ASAN) -Itests/unit -o $@ $< $(B)/asan/libvmcost.a $(HOST_LIBS) $(LDFLAGS_ASAN)
+
+$(UNIT_DIR)/host_%: tests/unit/host_%.c tests/unit/check.h $(B)/asan/libvmcost-host.a \
+		$(B)/asan/libvmcost.a
+	@mkdir -p $(@D)
+	$(call say,LD-SAN,$@)$(CC) $(CFLAGS_ASAN) -Itests/unit -o $@ $< $(B)/asan/libvmcost-host.a $(B)/asan/libvmcost.a \
+		$(HOST_LIBS) $(LDFLAGS_ASAN)
+
+$(UNIT_DIR)/agent_%: tests/unit/agent_%.c tests/unit/check.h $(B)/asan/libvmcost-agent.a \
+		$(B)/asan/libvmcost.a
+	@mkdir -p $(@D)
+	$(call say,LD-SAN,$@)$(CC) $(CFLAGS_ASAN) -Itests/unit -o $@ $< $(B)/asan/libvmcost-agent.a \
+		$(B)/asan/libvmcost.a $(AGENT_LIBS) $(HOST_LIBS) $(LDFLAGS_ASAN)
+
+RUN_SUITE := tests/run-suite $(B)/logs
+
+unit-lib: $(addprefix $(UNIT_DIR)/,$(UNIT_LIB))
+	@for t in $^; do $(RUN_SUITE) "unit/$${t##*/}" $$t || exit 1; done
+
+unit-host: $(addprefix $(UNIT_DIR)/,$(UNIT_HOST)) $(HOST_BIN)
+	@for t in $(filter $(UNIT_DIR)/%,$^); do $(RUN_SUITE) "unit/$${t##*/}" $$t || exit 1; done
+
+unit-agent: $(addprefix $(UNIT_DIR)/,$(UNIT_AGENT))
+	@for t in $^; do $(RUN_SUITE) "unit/$${t##*/}" $$t || exit 1; done
+
+# Keep going through every suite so one failure does not hide the others; fail at the end.
+unit: $(addprefix $(UNIT_DIR)/,$(UNIT_LIB) $(UNIT_HOST) $(UNIT_AGENT))
+	@rc=0; for t in $^; do $(RUN_SUITE) "unit/$${t##*/}" $$t || rc=1; done; exit $$rc
+
+# The macOS layer cannot run here; compile it against declarations written from Apple's
+# documented prototypes so at least its types agree.
+darwin-check:
+	@if [ -f host/platform_darwin.c ]; then \
+		$(RUN_SUITE) darwin-compile tests/darwin-compile $(CC) "$(BASE_CFLAGS)"; fi
+
+SHELL_SCRIPTS = $(shell tests/list-shell-scripts)
+lint:
+	@$(RUN_SUITE) shellcheck tests/shellcheck-suite $(SHELL_SCRIPTS)
+
+# ---- lab -------------------------------------------------------------------------------------
+lab: $(AGENT_STATIC_BIN)
+	lab/build
+
+lab-check: $(ALL_BINS) lab
+	@rc=0; for t in tests/lab/*.sh; do \
+		[ -e "$$t" ] || continue; \
+		$(RUN_SUITE) "lab/$$(basename $$t .sh)" $$t || rc=1; done; exit $$rc
+
+# ---- the two commands the README promises ----------------------------------------------------
+deps:
+	mk/deps.sh install
+
+deps-ensure:
+	@mk/deps.sh ensure
+
+deps-check:
+	@mk/deps.sh check build
+
+check: deps-ensure
+	@rm -rf $(B)/logs
+	@rc=0; \
+	$(MAKE) --no-print-directory $(ALL_BINS) || exit 1; \
+	$(MAKE) --no-print-directory -k unit || rc=1; \
+	$(MAKE) --no-print-directory darwin-check || rc=1; \
+	$(MAKE) --no-print-directory lint || rc=1; \
+	if [ "$(UNAME_S)" = Linux ]; then $(MAKE) --no-print-directory lab-check || rc=1; fi; \
+	tests/total $(B)/logs || rc=1; exit $$rc
+
+demo: deps-ensure
+	@$(MAKE) --no-print-directory $(ALL_BINS) lab
+	bench/demo
+
+# ---- fuzzing ---------------------------------------------------------------------------------
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(B)/fuzz/bin/%,$(FUZZ_SRC))
+$(B)/fuzz/bin/fuzz_agent_%: tests/fuzz/fuzz_agent_%.c \
+		$$(call objs,fuzz,$(AGENT_CORE_SRC) $(LIB_SRC))
+	@mkdir -p $(@D)
+	$(CLANG) $(CFLAGS_FUZZ) -fsanitize=fuzzer -o $@ $^ $(AGENT_LIBS)
+$(B)/fuzz/bin/fuzz_host_%: tests/fuzz/fuzz_host_%.c \
+		$$(call objs,fuzz,$(HOST_CORE_SRC) $(LIB_SRC))
+	@mkdir -p $(@D)
+	$(CLANG) $(CFLAGS_FUZZ) -fsanitize=fuzzer -o $@ $^ $(HOST_LIBS)
+$(B)/fuzz/bin/fuzz_lib_%: tests/fuzz/fuzz_lib_%.c $$(call objs,fuzz,$(LIB_SRC))
+	@mkdir -p $(@D)
+	$(CLANG) $(CFLAGS_FUZZ) -fsanitize=fuzzer -o $@ $^ $(HOST_LIBS)
+
+fuzz-build: $(FUZZ_BINS)
+fuzz: $(FUZZ_BINS)
+	@rc=0; for f in $(FUZZ_BINS); do \
+		$(RUN_SUITE) "fuzz/$${f##*/}" tests/fuzz/run $$f $(FUZZ_SECONDS) || rc=1; done; \
+	exit $$rc
+
+# ---- install / housekeeping ------------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 0755 $(HOST_BIN) $(DESTDIR)$(BINDIR)/vmcost
+	if [ -f $(AGENT_BIN) ]; then install -m 0755 $(AGENT_BIN) $(DESTDIR)$(BINDIR)/vmcost-agent; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/vmcost $(DESTDIR)$(BINDIR)/vmcost-agent
+
+clean:
+	rm -rf $(B) $(HOST_BIN) $(AGENT_BIN) $(AGENT_STATIC_BIN)
+
+format:
+	clang-format -i $(wildcard lib/*.[ch] host/*.[ch] guest-agent/*.[ch] tests/unit/*.[ch] \
+		tests/fuzz/*.c lab/src/*.c)
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,0 +1,134 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# What vmcost needs to build, test and run its lab, and how to get it.
+#   mk/deps.sh check [build|all]   exit 1 and name each missing piece (Debian and Homebrew names)
+#   mk/deps.sh install             apt-get install everything (root or sudo); brew line on macOS
+#   mk/deps.sh ensure              check all; install when possible, else print the one command
+set -eu
+
+# pkg-config module : Debian package : Homebrew formula
+LIBS="yaml-0.1:libyaml-dev:libyaml libcurl:libcurl4-openssl-dev:curl jansson:libjansson-dev:jansson"
+LIBS_LINUX="libmicrohttpd:libmicrohttpd-dev:libmicrohttpd"
+# command : Debian package (build and test tools; the lab's kernel and busybox are downloaded,
+# never installed on the host)
+TOOLS_BUILD="cc:gcc make:make pkg-config:pkg-config ar:binutils"
+TOOLS_TEST="clang:clang shellcheck:shellcheck curl:curl jq:jq socat:socat cpio:cpio \
+depmod:kmod mke2fs:e2fsprogs qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils \
+debootstrap:debootstrap xz:xz-utils gzip:gzip apt-get:apt"
+
+os=$(uname -s)
+missing_deb=""
+missing_brew=""
+missing_text=""
+
+note_missing() { # what debian brew
+	missing_text="$missing_text  $1 (Debian: $2${3:+, Homebrew: $3})
+"
+	missing_deb="$missing_deb $2"
+	[ -n "${3:-}" ] && missing_brew="$missing_brew $3"
+	return 0
+}
+
+check_libs() {
+	list=$LIBS
+	[ "$os" = Linux ] && list="$list $LIBS_LINUX"
+	if ! command -v pkg-config >/dev/null 2>&1; then
+		note_missing pkg-config pkg-config pkg-config
+		for entry in $list; do
+			note_missing "${entry%%:*}" "$(echo "$entry" | cut -d: -f2)" "${entry##*:}"
+		done
+		return 0
+	fi
+	for entry in $list; do
+		module=${entry%%:*}
+		pkg-config --exists "$module" 2>/dev/null ||
+			note_missing "$module" "$(echo "$entry" | cut -d: -f2)" "${entry##*:}"
+	done
+}
+
+check_tools() { # list
+	for entry in $1; do
+		command -v "${entry%%:*}" >/dev/null 2>&1 || note_missing "${entry%%:*}" "${entry#*:}" ""
+	done
+}
+
+# Debian ships /usr/sbin tools (depmod, mke2fs, debootstrap) outside a normal user's PATH.
+PATH=$PATH:/usr/sbin:/sbin
+export PATH
+
+check() { # scope
+	check_tools "$TOOLS_BUILD"
+	if [ "$os" = Linux ] && [ ! -f /usr/include/stdio.h ]; then
+		note_missing "C library headers" libc6-dev ""
+	fi
+	check_libs
+	if [ "$1" = all ] && [ "$os" = Linux ]; then
+		check_tools "$TOOLS_TEST"
+	fi
+}
+
+dedup() { printf '%s\n' $1 | sort -u | tr '\n' ' '; }
+
+install_cmd() {
+	if [ "$os" = Darwin ]; then
+		echo "brew install pkg-config $(dedup "$missing_brew")"
+	else
+		echo "apt-get install -y --no-install-recommends$(printf ' %s' $(dedup "$missing_deb"))"
+	fi
+}
+
+run_install() {
+	if [ "$os" = Darwin ]; then
+		echo "macOS: run  $(install_cmd)" >&2
+		return 1
+	fi
+	if ! command -v apt-get >/dev/null 2>&1; then
+		echo "no apt-get: install these by hand:" >&2
+		printf '%s' "$missing_text" >&2
+		return 1
+	fi
+	if [ "$(id -u)" = 0 ]; then
+		sudo=""
+	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+		sudo="sudo"
+	else
+		echo "missing packages; run as root:" >&2
+		echo "  sudo apt-get update && sudo $(install_cmd)" >&2
+		return 1
+	fi
+	echo "installing:$(printf ' %s' $(dedup "$missing_deb"))" >&2
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+	# shellcheck disable=SC2046 # word splitting of the package list is intended
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		$(dedup "$missing_deb") >/dev/null
+}
+
+case "${1:-}" in
+check)
+	check "${2:-build}"
+	if [ -n "$missing_text" ]; then
+		echo "missing build dependencies:" >&2
+		printf '%s' "$missing_text" >&2
+		echo "install them with: make deps   (or: $(install_cmd))" >&2
+		exit 1
+	fi
+	;;
+install)
+	check all
+	if [ -z "$missing_text" ]; then
+		echo "all dependencies present" >&2
+		exit 0
+	fi
+	run_install
+	;;
+ensure)
+	check all
+	[ -z "$missing_text" ] && exit 0
+	printf 'missing:\n%s' "$missing_text" >&2
+	run_install
+	;;
+*)
+	echo "usage: mk/deps.sh check [build|all] | install | ensure" >&2
+	exit 2
+	;;
+esac

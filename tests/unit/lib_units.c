@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "check.h"
+#include "units.h"
+
+TEST(sizes_as_lima_reads_them)
+{
+	uint64_t b = 0;
+	CHECK_INT(vmc_parse_size("6GiB", &b), 0);
+	CHECK_U64(b, 6 * VMC_GIB);
+	CHECK_INT(vmc_parse_size("4G", &b), 0);
+	CHECK_U64(b, 4 * VMC_GIB);
+	CHECK_INT(vmc_parse_size("4gb", &b), 0);
+	CHECK_U64(b, 4 * VMC_GIB);
+	CHECK_INT(vmc_parse_size("512 MiB", &b), 0);
+	CHECK_U64(b, 512 * VMC_MIB);
+	CHECK_INT(vmc_parse_size("1.5GiB", &b), 0);
+	CHECK_U64(b, 3 * VMC_GIB / 2);
+	CHECK_INT(vmc_parse_size("4096", &b), 0);
+	CHECK_U64(b, 4096);
+	CHECK_INT(vmc_parse_size("100b", &b), 0);
+	CHECK_U64(b, 100);
+	CHECK_INT(vmc_parse_size("1k", &b), 0);
+	CHECK_U64(b, 1024);
+}
+
+TEST(bad_sizes_are_refused)
+{
+	uint64_t b = 7;
+	CHECK_INT(vmc_parse_size("", &b), -1);
+	CHECK_INT(vmc_parse_size("GiB", &b), -1);
+	CHECK_INT(vmc_parse_size("-1G", &b), -1);
+	CHECK_INT(vmc_parse_size("1..5G", &b), -1);
+	CHECK_INT(vmc_parse_size("1Q", &b), -1);
+	CHECK_INT(vmc_parse_size("1bi", &b), -1);
+	CHECK_INT(vmc_parse_size("1GiBs", &b), -1);
+	CHECK_INT(vmc_parse_size("99999999P", &b), -1);
+	CHECK_INT(vmc_parse_size(NULL, &b), -1);
+	CHECK_U64(b, 7);
+}
+
+TEST(durations)
+{
+	double s = 0;
+	CHECK_INT(vmc_parse_duration("120", &s), 0);
+	CHECK_DBL(s, 120, 1e-9);
+	CHECK_INT(vmc_parse_duration("2m", &s), 0);
+	CHECK_DBL(s, 120, 1e-9);
+	CHECK_INT(vmc_parse_duration("10min", &s), 0);
+	CHECK_DBL(s, 600, 1e-9);
+	CHECK_INT(vmc_parse_duration("500ms", &s), 0);
+	CHECK_DBL(s, 0.5, 1e-9);
+	CHECK_INT(vmc_parse_duration("1h", &s), 0);
+	CHECK_DBL(s, 3600, 1e-9);
+	CHECK_INT(vmc_parse_duration("5 days", &s), -1);
+	CHECK_INT(vmc_parse_duration("x", &s), -1);
+}
+
+TEST(formatting)
+{
+	char buf[32];
+	CHECK_STR(vmc_format_bytes(17, buf, sizeof buf), "17 B");
+	CHECK_STR(vmc_format_bytes(4096, buf, sizeof buf), "4.00 KiB");
+	CHECK_STR(vmc_format_bytes(812 * VMC_MIB, buf, sizeof buf), "812 MiB");
+	CHECK_STR(vmc_format_bytes(3 * VMC_GIB / 2, buf, sizeof buf), "1.50 GiB");
+	CHECK_STR(vmc_format_bytes_delta(-(int64_t)(800 * VMC_MIB), buf, sizeof buf), "-800 MiB");
+	CHECK_STR(vmc_format_bytes_delta(INT64_MIN, buf, sizeof buf), "-8192 PiB");
+	CHECK_STR(vmc_format_duration(0.25, buf, sizeof buf), "250 ms");
+	CHECK_STR(vmc_format_duration(12.34, buf, sizeof buf), "12.3 s");
+	CHECK_STR(vmc_format_duration(245, buf, sizeof buf), "4 min 05 s");
+	CHECK_STR(vmc_format_duration(7380, buf, sizeof buf), "2 h 03 min");
+}
+
+int main(void)
+{
+	RUN(sizes_as_lima_reads_them);
+	RUN(bad_sizes_are_refused);
+	RUN(durations);
+	RUN(formatting);
+	return check_done();
+}
