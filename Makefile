@@ -68,8 +68,8 @@ AGENT_CORE_SRC := $(filter-out guest-agent/main.c,$(wildcard guest-agent/*.c))
 
 objs = $(patsubst %.c,$(B)/$(1)/%.o,$(2))
 
-HOST_BIN := host/vmcost
-AGENT_BIN := guest-agent/vmcost-agent
+HOST_BIN ?= host/vmcost
+AGENT_BIN ?= guest-agent/vmcost-agent
 AGENT_STATIC_BIN := guest-agent/vmcost-agent-static
 
 ifeq ($(UNAME_S),Linux)
@@ -168,8 +168,8 @@ RUN_SUITE := tests/run-suite $(B)/logs
 unit-lib: $(addprefix $(UNIT_DIR)/,$(UNIT_LIB))
 	@for t in $^; do $(RUN_SUITE) "unit/$${t##*/}" $$t || exit 1; done
 
-unit-host: $(addprefix $(UNIT_DIR)/,$(UNIT_HOST)) $(HOST_BIN)
-	@for t in $(filter $(UNIT_DIR)/%,$^); do $(RUN_SUITE) "unit/$${t##*/}" $$t || exit 1; done
+unit-host: $(addprefix $(UNIT_DIR)/,$(UNIT_HOST))
+	@for t in $^; do $(RUN_SUITE) "unit/$${t##*/}" $$t || exit 1; done
 
 unit-agent: $(addprefix $(UNIT_DIR)/,$(UNIT_AGENT))
 	@for t in $^; do $(RUN_SUITE) "unit/$${t##*/}" $$t || exit 1; done

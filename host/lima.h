@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Lima instance discovery (notes/lima.md §1, §2): `limactl list --json NAME` when limactl is on
+ * PATH (JSON Lines), else the instance directory itself (lima.yaml via libyaml, ha.pid,
+ * <vmType>.pid, status by Lima's own pid-file rule).
+ * CONTRACT shared by host/ files: extend, do not break.
+ */
+#ifndef VMC_LIMA_H
+#define VMC_LIMA_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum lima_status {
+	LIMA_STATUS_UNKNOWN = 0,
+	LIMA_STATUS_RUNNING,
+	LIMA_STATUS_STOPPED,
+	LIMA_STATUS_BROKEN,
+	LIMA_STATUS_INSTALLING,
+	LIMA_STATUS_UNINITIALIZED,
+};
+
+struct lima_instance {
+	char name[256];
+	char dir[PATH_MAX];
+	char vm_type[16];       /* qemu | vz | krunkit | wsl2 */
+	char arch[16];          /* x86_64 | aarch64 | ... */
+	int cpus;
+	uint64_t memory;        /* bytes (0 if unknown) */
+	uint64_t disk;          /* bytes (0 if unknown) */
+	enum lima_status status;
+	pid_t ha_pid;           /* hostAgentPID / ha.pid, 0 if none */
+	pid_t driver_pid;       /* driverPID / <vmType>.pid, 0 if none */
+	char lima_version[64];  /* limaVersion or <dir>/lima-version, "" if unknown */
+	const char *source;     /* "limactl" or "directory": how it was found */
+};
+
+const char *lima_status_name(enum lima_status status);
+
+/* $LIMA_HOME, else ~/.lima. Returns 0 or -1 (HOME unset). */
+int lima_home(char *buf, size_t size);
+
+/*
+ * Loads one instance by name. Returns VMC_EXIT_OK, or an exit code with a one-line message in
+ * err that says what to do: VMC_EXIT_NO_INSTANCE, VMC_EXIT_MALFORMED (lima.yaml / limactl JSON),
+ * VMC_EXIT_PERMISSION.
+ */
+int lima_instance_load(const char *name, struct lima_instance *inst, char *err, size_t errsize);
+
+/* lima_instance_load + "is it running?" (VMC_EXIT_STOPPED: "start it with limactl start NAME"). */
+int lima_instance_require_running(const char *name, struct lima_instance *inst, char *err,
+                                  size_t errsize);
+
+/* Every instance (sorted by name); *out is malloc'd. Returns an exit code like above. */
+int lima_instance_list(struct lima_instance **out, size_t *n, char *err, size_t errsize);
+
+/* <dir>/<rel> into buf ("sock/vmcost-agent.sock", "qmp.sock", "ha.stderr.log"). */
+int lima_instance_path(const struct lima_instance *inst, const char *rel, char *buf, size_t size);
+
+#endif
