@@ -79,7 +79,7 @@ ALL_BINS := $(HOST_BIN)
 endif
 
 .PHONY: all host agent agent-static check check-run unit unit-lib unit-host unit-agent lint \
-	lab lab-check demo deps deps-ensure deps-check install uninstall clean format fuzz \
+	script-tests lab lab-check demo deps deps-ensure deps-check install uninstall clean format fuzz \
 	fuzz-build darwin-check
 
 all: deps-check
@@ -188,6 +188,12 @@ SHELL_SCRIPTS = $(shell tests/list-shell-scripts)
 lint:
 	@$(RUN_SUITE) shellcheck tests/shellcheck-suite $(SHELL_SCRIPTS)
 
+# Shell test suites that need no VM (provision scripts in a fake root, CLI exit codes...).
+script-tests: $(ALL_BINS)
+	@rc=0; for t in tests/sh/*.sh; do \
+		[ -e "$$t" ] || continue; \
+		$(RUN_SUITE) "sh/$$(basename $$t .sh)" $$t || rc=1; done; exit $$rc
+
 # ---- lab -------------------------------------------------------------------------------------
 lab: $(AGENT_STATIC_BIN)
 	lab/build
@@ -214,6 +220,7 @@ check: deps-ensure
 	$(MAKE) --no-print-directory -k unit || rc=1; \
 	$(MAKE) --no-print-directory darwin-check || rc=1; \
 	$(MAKE) --no-print-directory lint || rc=1; \
+	$(MAKE) --no-print-directory script-tests || rc=1; \
 	if [ "$(UNAME_S)" = Linux ]; then $(MAKE) --no-print-directory lab-check || rc=1; fi; \
 	tests/total $(B)/logs || rc=1; exit $$rc
 
