@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * `vmcost-agent run`: the trim policy timer and the API server in one process. The main thread
+ * sleeps in sigtimedwait() until the next trim decision or a signal, with generous timer slack,
+ * so an idle guest sees this process wake up once per interval and never in between. The
+ * server's threads sleep in poll() without a timeout until a client connects.
+ */
+#include "agent.h"
+#include "config.h"
+#include "jsonutil.h"
+#include "log.h"
+#include "server.h"
+
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+const struct server_ops server_core_ops = {
+    .status = agent_status,
+    .checks = agent_checks,
+    .wakeups = agent_wakeups,
+    .trim = agent_trim,
+    .balloon = agent_balloon,
+    .balloon_set_order = agent_balloon_set_order,
+};
+
+/* A request still running at SIGTERM (a long wakeups) gets this long before we exit anyway. */
+#define SHUTDOWN_GRACE_S 2.0
+/* Timer slack: a tenth of the interval, at most a minute; the kernel may batch our one wakeup
+ * with others instead of waking an idle CPU just for us. */
+#define SLACK_FRACTION 0.1
+#define SLACK_MAX_S    60.0
+
+#define IOPRIO_WHO_PROCESS 1
+#define IOPRIO_CLASS_IDLE  3
+#define IOPRIO_CLASS_SHIFT 13
+
+static double monotonic_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static struct timespec to_timespec(double seconds)
+{
+	struct timespec ts;
+	ts.tv_sec = (time_t)seconds;
+	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+	return ts;
+}
+
+/* Timed trims run after the server's threads exist, so only this thread is lowered. */
+static void become_idle_priority(void)
+{
+	struct sched_param idle = {0};
+	if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle) != 0)
+		warn("cannot switch the trim timer to SCHED_IDLE; trims run at normal priority");
+	if (syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
+		    IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT) < 0)
+		warn("cannot set idle I/O priority for trims:");
+}
+
+static void set_timer_slack(double interval_s)
+{
+	double slack = interval_s * SLACK_FRACTION;
+	if (slack > SLACK_MAX_S)
+		slack = SLACK_MAX_S;
+	/* PR_SET_TIMERSLACK takes an unsigned long: cap for 32-bit guests. */
+	double ns = slack * 1e9;
+	if (ns > 4.0e9 && sizeof(unsigned long) < 8)
+		ns = 4.0e9;
+	if (prctl(PR_SET_TIMERSLACK, (unsigned long)ns, 0, 0, 0) < 0)
+		warn("cannot set timer slack:");
+}
+
+/* One line per trim that did something; nothing for a skipped (busy) interval. */
+static void log_trim(const json_t *doc)
+{
+	char *text = vmc_json_compact(doc);
+	const json_t *ran = json_object_get(doc, "ran");
+	if (ran && json_is_false(ran))
+		debug("trim skipped: %s", text ? text : "");
+	else
+		info("trim: %s", text ? text : "");
+	free(text);
+}
+
+static void timed_trim(struct agent_state *st, const struct agent_config *cfg)
+{
+	char err[256] = "";
+	json_t *doc = agent_trim(st, cfg, false, false, err, sizeof err);
+	if (!doc) {
+		warn("trim failed: %s", err[0] ? err : "unknown error");
+		return;
+	}
+	log_trim(doc);
+	json_decref(doc);
+}
+
+/*
+ * Sleeps until the next trim decision is due or a signal arrives. Returns the signal, or 0 when
+ * the deadline passed.
+ */
+static int wait_until(const sigset_t *signals, double deadline, bool forever)
+{
+	for (;;) {
+		int sig;
+		if (forever) {
+			sig = sigwaitinfo(signals, NULL);
+		} else {
+			double left = deadline - monotonic_now();
+			if (left <= 0)
+				return 0;
+			struct timespec ts = to_timespec(left);
+			sig = sigtimedwait(signals, NULL, &ts);
+			if (sig < 0 && errno == EAGAIN)
+				return 0;
+		}
+		if (sig > 0)
+			return sig;
+		if (errno != EINTR)
+			return -1;
+	}
+}
+
+static void block_signals(sigset_t *signals)
+{
+	sigemptyset(signals);
+	sigaddset(signals, SIGTERM);
+	sigaddset(signals, SIGINT);
+	sigaddset(signals, SIGHUP);
+	/* Before any thread exists, so every server thread inherits the mask and the signals
+	 * reach this thread's sigtimedwait(). */
+	pthread_sigmask(SIG_BLOCK, signals, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static int policy_loop(struct agent_state *st, const struct agent_config *cfg,
+		       const sigset_t *signals)
+{
+	double next = monotonic_now() + cfg->interval_s;
+	for (;;) {
+		int sig = wait_until(signals, next, !cfg->trim_enabled);
+		if (sig < 0) {
+			warn("waiting for the next trim failed:");
+			return VMC_EXIT_FAILURE;
+		}
+		if (sig == SIGTERM || sig == SIGINT) {
+			info("%s: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+			return VMC_EXIT_OK;
+		}
+		if (sig == SIGHUP) {
+			info("SIGHUP: the configuration is read at start; restart the service to "
+			     "apply changes (rc-service cache-trim restart)");
+			continue;
+		}
+		timed_trim(st, cfg);
+		/* Never more often than the interval, however long the trim itself took. */
+		next = monotonic_now() + cfg->interval_s;
+	}
+}
+
+int agent_run(const struct agent_config *cfg)
+{
+	/* Interactive runs log to the terminal; under supervise-daemon everything goes to syslog
+	 * (logread), never to a file on the guest's disk. */
+	if (!isatty(STDERR_FILENO))
+		vmc_log_use_syslog(true);
+	vmc_log_set_level((enum vmc_level)cfg->log_level);
+#ifdef M_ARENA_MAX
+	/* One malloc arena: per-thread arenas would cost RSS for a handful of small requests. */
+	mallopt(M_ARENA_MAX, 1);
+#endif
+	sigset_t signals;
+	block_signals(&signals);
+
+	struct agent_state *st = agent_state_new();
+	if (!st) {
+		warn("out of memory");
+		return VMC_EXIT_FAILURE;
+	}
+	struct server_ctx ctx = {&server_core_ops, st, cfg};
+	char err[512];
+	struct agent_server *srv = server_start(&ctx, err, sizeof err);
+	if (!srv) {
+		warn("%s", err);
+		/* Also where the person starting the service looks. */
+		if (!isatty(STDERR_FILENO))
+			fprintf(stderr, "vmcost-agent: error: %s\n", err);
+		agent_state_free(st);
+		return VMC_EXIT_FAILURE;
+	}
+	set_timer_slack(cfg->interval_s);
+	become_idle_priority();
+	if (cfg->trim_enabled)
+		info("serving %s; trim decision every %.0f s", cfg->socket_path, cfg->interval_s);
+	else
+		info("serving %s; timed trims off (trim: false)", cfg->socket_path);
+
+	int rc = policy_loop(st, cfg, &signals);
+	int running = server_stop(srv, SHUTDOWN_GRACE_S);
+	if (running > 0) {
+		/* Their threads still use st: leave it to the exit. */
+		info("exiting with %d API request(s) still running", running);
+		return rc;
+	}
+	agent_state_free(st);
+	return rc;
+}
