@@ -1,0 +1,211 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# vmcost provision, Lima `mode: system` (every boot): the idle tunings of the minimal Docker host.
+# Each one carries the measurement that justifies it (notes/published-measurements.md A: Lima 2.2,
+# vz, Alpine 3.23, host CPU of the VM process while idle: 1.31 % of a core as shipped, 1.00 % after
+# these; results/idle-tunings-lab-*.md for the kernel arguments measured in the lab).
+# Idempotent: a second run changes no file. Works on the cloud image and on the alpine-lima ISO
+# (whose kernel command line is baked into the image and cannot change).
+# VMCOST_ROOT (tests only) prefixes every path so the script can run on a fake root.
+set -eu
+root=${VMCOST_ROOT:-}
+
+# Kernel arguments, added to GRUB's command line when their key is absent:
+#   init_on_free=1  the guest zeroes what it frees; after a pgbench+FDB load, stopping the VM freed
+#                   2054 MB of host RAM instead of 4193 MB (XNU compresses zero pages ~18x)
+#   psi=1           Alpine builds PSI disabled by default; vmcost-agent's idle test reads it
+# Further idle arguments only where the lab measured fewer guest timer interrupts (see results/).
+kernel_args="init_on_free=1 psi=1"
+
+say() { echo "vmcost idle-tunings: $*"; }
+
+# Replaces file with the content of new only when it differs (keeps mode and owner); true if it
+# changed. A boot that changes nothing writes nothing.
+update_file() { # file, new-content-file
+	if [ -f "$1" ] && cmp -s "$1" "$2"; then
+		rm -f "$2"
+		return 1
+	fi
+	cat "$2" >"$1"
+	rm -f "$2"
+}
+
+in_any_runlevel() { # service
+	for link in "$root"/etc/runlevels/*/"$1"; do
+		[ -L "$link" ] || [ -e "$link" ] && return 0
+	done
+	return 1
+}
+
+# busybox syslogd to a fixed 64 KiB ring buffer read with `logread`: nothing reaches the disk and
+# RAM use is bounded. Measured with cloud-init-hotplugd off: 1.31 -> 1.27 % of a host core.
+# (`rc-update del syslog` does not stick: sshd's `use logger` brings it back when Lima restarts
+# sshd at the end of boot.)
+tune_syslog() {
+	[ -e "$root/etc/init.d/syslog" ] || return 0
+	conf=$root/etc/conf.d/syslog
+	want='SYSLOGD_OPTS="-t -C64"'
+	new=$(mktemp)
+	if [ -f "$conf" ]; then
+		awk -v want="$want" '
+			/^[ \t]*SYSLOGD_OPTS=/ { if (!done) print want; done = 1; next }
+			{ print }
+			END { if (!done) print want }' "$conf" >"$new"
+	else
+		echo "$want" >"$new"
+	fi
+	if update_file "$conf" "$new"; then
+		say "syslogd logs to a 64 KiB ring buffer (logread)"
+		rc-service --ifstarted syslog restart
+	fi
+}
+
+# A console exists when the kernel registered its tty. 8250 serial ports are registered even
+# without hardware; those report type 0 (PORT_UNKNOWN).
+console_exists() { # tty name
+	[ -e "$root/sys/class/tty/$1" ] || return 1
+	case $1 in
+	ttyS*) [ "$(cat "$root/sys/class/tty/$1/type" 2>/dev/null || echo 0)" != 0 ] ;;
+	esac
+}
+
+# No getty on a console the VM does not have: busybox init respawns it forever. The cloud image's
+# getty on ttyAMA0 (absent on vz) cost 0.3 % of a host core, 1.27 -> 1.00 %: the largest single
+# drop measured. Lines are commented out with a marker, and restored if the console appears.
+mark='#vmcost-no-console# '
+tune_inittab() {
+	tab=$root/etc/inittab
+	[ -f "$tab" ] || return 0
+	new=$(mktemp)
+	while IFS= read -r line || [ -n "$line" ]; do
+		case $line in
+		"$mark"*)
+			orig=${line#"$mark"}
+			if console_exists "${orig%%:*}"; then line=$orig; fi
+			;;
+		'#'* | '') ;;
+		*)
+			id=${line%%:*}
+			action=$(printf '%s\n' "$line" | cut -d: -f3)
+			case $action in
+			respawn | askfirst)
+				case $id in
+				tty* | hvc*) console_exists "$id" || line=$mark$line ;;
+				esac
+				;;
+			esac
+			;;
+		esac
+		printf '%s\n' "$line"
+	done <"$tab" >"$new"
+	if update_file "$tab" "$new"; then
+		say "getty disabled on consoles this VM does not have: $(grep -c "^$mark" "$tab" || true)"
+	fi
+	# Reload even when unchanged: on the ISO, init read the image's inittab before /etc was
+	# mounted from the data volume. HUP makes busybox init drop the removed respawn entries.
+	if [ -z "$root" ] && grep -q "^$mark" "$tab"; then
+		kill -HUP 1
+	fi
+}
+
+# cloud-init-hotplugd: a daemon for NIC hotplug, which a Lima VM never sees.
+# Measured together with the syslog change: 1.31 -> 1.27 %.
+disable_hotplugd() {
+	for link in "$root"/etc/runlevels/*/cloud-init-hotplugd; do
+		[ -L "$link" ] || [ -e "$link" ] || continue
+		level=${link%/cloud-init-hotplugd}
+		rc-update del cloud-init-hotplugd "${level##*/}"
+		rc-service --ifstarted cloud-init-hotplugd stop
+		say "cloud-init-hotplugd disabled"
+	done
+}
+
+# Keep acpid: `limactl stop` asks for an ACPI power-off; without acpid it becomes a hard kill
+# followed by fsck at the next boot.
+keep_acpid() {
+	[ -e "$root/etc/init.d/acpid" ] || return 0
+	in_any_runlevel acpid && return 0
+	rc-update add acpid default
+	say "acpid enabled (graceful limactl stop)"
+}
+
+# GRUB: GRUB_TIMEOUT=0 (the cloud image waits 10 s at every boot) and the kernel arguments above.
+# The command line takes effect at the next boot: one `limactl restart` after the first start.
+tune_grub() {
+	conf=$root/etc/default/grub
+	if [ ! -f "$conf" ]; then
+		say "no /etc/default/grub: the kernel command line is fixed by the image (the ISO bakes it in)"
+		return 0
+	fi
+	new=$(mktemp)
+	awk -v args="$kernel_args" '
+		function merge(value,   n, words, have, i, key, m, want) {
+			n = split(value, words, /[ \t]+/)
+			for (i = 1; i <= n; i++) {
+				key = words[i]
+				sub(/=.*/, "", key)
+				if (key != "") have[key] = 1
+			}
+			m = split(args, want, " ")
+			for (i = 1; i <= m; i++) {
+				key = want[i]
+				sub(/=.*/, "", key)
+				if (!(key in have)) value = value == "" ? want[i] : value " " want[i]
+			}
+			return value
+		}
+		/^GRUB_TIMEOUT=/ { print "GRUB_TIMEOUT=0"; timeout = 1; next }
+		/^GRUB_CMDLINE_LINUX_DEFAULT=/ {
+			value = $0
+			sub(/^GRUB_CMDLINE_LINUX_DEFAULT=/, "", value)
+			q = substr(value, 1, 1)
+			if (q == "\"" || q == "\047") {
+				value = substr(value, 2)
+				sub(/["\047][ \t]*$/, "", value)
+			}
+			print "GRUB_CMDLINE_LINUX_DEFAULT=\"" merge(value) "\""
+			cmdline = 1
+			next
+		}
+		{ print }
+		END {
+			if (!timeout) print "GRUB_TIMEOUT=0"
+			if (!cmdline) print "GRUB_CMDLINE_LINUX_DEFAULT=\"" merge("") "\""
+		}' "$conf" >"$new"
+	cfg=$root/boot/grub/grub.cfg
+	if update_file "$conf" "$new" || [ ! -f "$cfg" ] || [ -n "$(find "$conf" -newer "$cfg")" ]; then
+		if command -v grub-mkconfig >/dev/null 2>&1; then
+			grub-mkconfig -o "$cfg"
+		elif command -v update-grub >/dev/null 2>&1; then
+			update-grub
+		else
+			say "neither grub-mkconfig nor update-grub found: $cfg not regenerated"
+			return 0
+		fi
+		say "GRUB: timeout 0, kernel arguments: $kernel_args"
+	fi
+	for arg in $kernel_args; do
+		if ! grep -qw -- "${arg%%=*}" "$root/proc/cmdline"; then
+			say "the kernel command line changes at the next boot: run 'limactl restart' once"
+			break
+		fi
+	done
+}
+
+# Trim every mounted block filesystem at every boot: deleted images and volumes go back to the
+# host; once it returned 2 GB at once. (`fstrim -a` is util-linux only; busybox fstrim needs a
+# mount point.)
+trim_filesystems() {
+	command -v fstrim >/dev/null 2>&1 || return 0
+	awk '$1 ~ /^\/dev\// && $3 ~ /^(ext4|xfs|btrfs|vfat)$/ && !seen[$1]++ { print $2 }' \
+		"$root/proc/mounts" | while read -r mountpoint; do
+		fstrim -v "$root$mountpoint" || say "fstrim $mountpoint failed (no discard support?)"
+	done
+}
+
+tune_syslog
+tune_inittab
+disable_hotplugd
+keep_acpid
+tune_grub
+trim_filesystems
