@@ -16,7 +16,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -194,9 +193,6 @@ int agent_run(const struct agent_config *cfg)
 	struct agent_server *srv = server_start(&ctx, err, sizeof err);
 	if (!srv) {
 		warn("%s", err);
-		/* Also where the person starting the service looks. */
-		if (!isatty(STDERR_FILENO))
-			fprintf(stderr, "vmcost-agent: error: %s\n", err);
 		agent_state_free(st);
 		return VMC_EXIT_FAILURE;
 	}
