@@ -54,7 +54,10 @@ static void describe_error(CURLcode rc, const char *detail, struct http_response
 		what = "connection refused or socket missing";
 	else if (rc == CURLE_OPERATION_TIMEDOUT)
 		what = "timed out";
-	snprintf(resp->error, sizeof resp->error, "%s%s%s", what, *detail ? ": " : "", detail);
+	/* Truncating a long curl detail is fine: the message stays one readable line. */
+	if (snprintf(resp->error, sizeof resp->error, "%s%s%s", what, *detail ? ": " : "",
+	             detail) >= (int)sizeof resp->error)
+		resp->error[sizeof resp->error - 1] = '\0';
 }
 
 int http_do(const struct http_request *req, struct http_response *resp)

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Shared by the host unit tests: temporary LIMA_HOME trees, fake limactl scripts on PATH, live
+ * and dead pids, and capturing what a command prints. Header-only (each test is one program).
+ */
+#ifndef VMC_HOST_TESTLIB_H
+#define VMC_HOST_TESTLIB_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char t_root[4096];
+
+/* CHECK_STR for long strings (paths): check.h's message buffer would truncate them. */
+#define CHECK_PATH(actual, expected) CHECK(strcmp((actual), (expected)) == 0)
+
+/* mkdir -p for the directory part of root-relative rel, then write text. */
+__attribute__((format(printf, 2, 3))) static void t_write(const char *text, const char *relfmt, ...)
+{
+	char rel[1024], path[5200];
+	va_list ap;
+	va_start(ap, relfmt);
+	vsnprintf(rel, sizeof rel, relfmt, ap);
+	va_end(ap);
+	snprintf(path, sizeof path, "%s/%s", t_root, rel);
+	for (char *s = path + strlen(t_root) + 1; (s = strchr(s, '/')); s++) {
+		*s = '\0';
+		mkdir(path, 0755);
+		*s = '/';
+	}
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		exit(2);
+	}
+	fputs(text, f);
+	fclose(f);
+}
+
+__attribute__((unused)) static void t_chmod(const char *rel, mode_t mode)
+{
+	char path[5200];
+	snprintf(path, sizeof path, "%s/%s", t_root, rel);
+	chmod(path, mode);
+}
+
+static void t_setup(const char *tag)
+{
+	snprintf(t_root, sizeof t_root, "/tmp/vmc-%s-XXXXXX", tag);
+	if (!mkdtemp(t_root)) {
+		perror("mkdtemp");
+		exit(2);
+	}
+	char home[4200], bin[4200];
+	snprintf(home, sizeof home, "%s/lima", t_root);
+	snprintf(bin, sizeof bin, "%s/bin", t_root);
+	mkdir(home, 0755);
+	mkdir(bin, 0755);
+	setenv("LIMA_HOME", home, 1);
+	/* No limactl on PATH unless a test writes one into bin/. */
+	setenv("PATH", bin, 1);
+}
+
+static void t_cleanup(void)
+{
+	char cmd[4300];
+	snprintf(cmd, sizeof cmd, "/bin/rm -rf '%s'", t_root);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cleanup of %s failed\n", t_root);
+}
+
+/* A pid that certainly is not running: a child that exited and was reaped. */
+__attribute__((unused)) static pid_t t_dead_pid(void)
+{
+	pid_t p = fork();
+	if (p == 0)
+		_exit(0);
+	waitpid(p, NULL, 0);
+	return p;
+}
+
+/* A live child that sleeps until t_kill. */
+__attribute__((unused)) static pid_t t_live_child(void)
+{
+	pid_t p = fork();
+	if (p == 0) {
+		for (;;)
+			pause();
+	}
+	return p;
+}
+
+__attribute__((unused)) static void t_kill(pid_t p)
+{
+	kill(p, SIGKILL);
+	waitpid(p, NULL, 0);
+}
+
+__attribute__((unused)) static void t_write_pid(pid_t pid, const char *relfmt, const char *leaf)
+{
+	char text[32];
+	snprintf(text, sizeof text, "%ld\n", (long)pid);
+	t_write(text, "%s/%s", relfmt, leaf);
+}
+
+/*
+ * Captures stdout and stderr of fn() into the two buffers (NUL-terminated) and returns its
+ * return value. Output that does not fit is cut.
+ */
+static char t_out[65536], t_err[16384];
+
+__attribute__((unused)) static int t_capture(int (*fn)(int, char **), int argc, char **argv)
+{
+	fflush(stdout);
+	fflush(stderr);
+	char out_path[4200], err_path[4200];
+	snprintf(out_path, sizeof out_path, "%s/stdout", t_root);
+	snprintf(err_path, sizeof err_path, "%s/stderr", t_root);
+	int saved_out = dup(1), saved_err = dup(2);
+	int fo = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int fe = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	dup2(fo, 1);
+	dup2(fe, 2);
+	close(fo);
+	close(fe);
+	int rc = fn(argc, argv);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(saved_out, 1);
+	dup2(saved_err, 2);
+	close(saved_out);
+	close(saved_err);
+	FILE *f = fopen(out_path, "r");
+	size_t n = f ? fread(t_out, 1, sizeof t_out - 1, f) : 0;
+	t_out[n] = '\0';
+	if (f)
+		fclose(f);
+	f = fopen(err_path, "r");
+	n = f ? fread(t_err, 1, sizeof t_err - 1, f) : 0;
+	t_err[n] = '\0';
+	if (f)
+		fclose(f);
+	return rc;
+}
+
+#endif
