@@ -10,16 +10,16 @@
 #include "jsonutil.h"
 #include "log.h"
 #include "server.h"
+#include "units.h"
 
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
-#include <sched.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,17 +58,6 @@ static struct timespec to_timespec(double seconds)
 	return ts;
 }
 
-/* Timed trims run after the server's threads exist, so only this thread is lowered. */
-static void become_idle_priority(void)
-{
-	struct sched_param idle = {0};
-	if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle) != 0)
-		warn("cannot switch the trim timer to SCHED_IDLE; trims run at normal priority");
-	if (syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
-		    IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT) < 0)
-		warn("cannot set idle I/O priority for trims:");
-}
-
 static void set_timer_slack(double interval_s)
 {
 	double slack = interval_s * SLACK_FRACTION;
@@ -82,16 +71,23 @@ static void set_timer_slack(double interval_s)
 		warn("cannot set timer slack:");
 }
 
-/* One line per trim that did something; nothing for a skipped (busy) interval. */
+/* One line per trim that did something; a skipped (busy) interval only at debug level. */
 static void log_trim(const json_t *doc)
 {
-	char *text = vmc_json_compact(doc);
-	const json_t *ran = json_object_get(doc, "ran");
-	if (ran && json_is_false(ran))
-		debug("trim skipped: %s", text ? text : "");
-	else
-		info("trim: %s", text ? text : "");
-	free(text);
+	const char *decision = vmc_json_get_str(doc, "decision");
+	const char *reason = vmc_json_get_str(doc, "reason");
+	if (!json_is_true(json_object_get(doc, "ran"))) {
+		debug("trim %s: %s", decision ? decision : "skipped", reason ? reason : "");
+		return;
+	}
+	uint64_t freed = 0, reclaimed = 0;
+	vmc_json_get_u64(doc, "freed_bytes", &freed);
+	vmc_json_get_u64(doc, "reclaimed_bytes", &reclaimed);
+	const char *method = vmc_json_get_str(doc, "method");
+	char f[32], r[32];
+	info("trim: %s freed %s (%s reclaimed)%s", method ? method : "?",
+	     vmc_format_bytes(freed, f, sizeof f), vmc_format_bytes(reclaimed, r, sizeof r),
+	     json_is_true(json_object_get(doc, "compacted")) ? ", compacted" : "");
 }
 
 static void timed_trim(struct agent_state *st, const struct agent_config *cfg)
@@ -197,7 +193,6 @@ int agent_run(const struct agent_config *cfg)
 		return VMC_EXIT_FAILURE;
 	}
 	set_timer_slack(cfg->interval_s);
-	become_idle_priority();
 	if (cfg->trim_enabled)
 		info("serving %s; trim decision every %.0f s", cfg->socket_path, cfg->interval_s);
 	else

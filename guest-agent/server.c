@@ -15,8 +15,6 @@
 #include <errno.h>
 #include <grp.h>
 #include <microhttpd.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -25,7 +23,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -224,40 +221,6 @@ static void get_wakeups(const struct server_ctx *ctx, const struct server_reques
 	core_reply(ctx->ops->wakeups(seconds, err, sizeof err), err, reply);
 }
 
-/* Requested trims run like timed ones, at idle CPU and I/O priority, then the thread goes back. */
-struct thread_priority {
-	int policy;
-	struct sched_param param;
-	int ioprio;
-	bool lowered;
-};
-
-#define IOPRIO_WHO_PROCESS 1
-#define IOPRIO_CLASS_IDLE  3
-#define IOPRIO_CLASS_SHIFT 13
-
-static void lower_priority(struct thread_priority *saved)
-{
-	saved->lowered = false;
-	if (pthread_getschedparam(pthread_self(), &saved->policy, &saved->param) != 0)
-		return;
-	saved->ioprio = (int)syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0);
-	struct sched_param idle = {0};
-	if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle) != 0)
-		return;
-	syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT);
-	saved->lowered = true;
-}
-
-static void restore_priority(const struct thread_priority *saved)
-{
-	if (!saved->lowered)
-		return;
-	pthread_setschedparam(pthread_self(), saved->policy, &saved->param);
-	if (saved->ioprio >= 0)
-		syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, saved->ioprio);
-}
-
 static void post_trim(const struct server_ctx *ctx, const struct server_request *req,
 		      struct server_reply *reply)
 {
@@ -276,11 +239,8 @@ static void post_trim(const struct server_ctx *ctx, const struct server_request 
 	json_decref(opts);
 	if (rc < 0)
 		return;
-	struct thread_priority saved;
-	lower_priority(&saved);
-	json_t *doc = ctx->ops->trim(ctx->st, ctx->cfg, dry_run, force, err, sizeof err);
-	restore_priority(&saved);
-	core_reply(doc, err, reply);
+	/* agent_trim lowers this thread to SCHED_IDLE / idle I/O for the pass itself. */
+	core_reply(ctx->ops->trim(ctx->st, ctx->cfg, dry_run, force, err, sizeof err), err, reply);
 }
 
 static void get_balloon(const struct server_ctx *ctx, const struct server_request *req,
