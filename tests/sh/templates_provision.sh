@@ -1,0 +1,413 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# The templates' provision scripts run on a fake Alpine root with apk, OpenRC, mount, fstrim,
+# grub-mkconfig, addgroup, chown and wget stubbed (tests/sh/provision-stubs), with busybox's
+# applets next on PATH when busybox is installed (as on Alpine). Each script must
+# produce the expected files, and a second run must change nothing (Lima runs them every boot).
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+repo=$(pwd)
+stubs=$repo/tests/sh/provision-stubs
+passed=0 failed=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ok() {
+	passed=$((passed + 1))
+	echo "ok   $1"
+}
+fail() {
+	failed=$((failed + 1))
+	echo "FAIL $1"
+}
+check() { # description, command...
+	desc=$1
+	shift
+	if "$@" >/dev/null 2>&1; then ok "$desc"; else fail "$desc"; fi
+}
+
+# Alpine runs these with busybox's applets: put them on PATH when busybox is here. The shell stays
+# /bin/sh: a busybox shell built with "prefer applets" would bypass the stubs and, as root, really
+# mount filesystems.
+path=$stubs:$PATH
+if command -v busybox >/dev/null 2>&1; then
+	mkdir "$tmp/busybox"
+	for applet in $(busybox --list); do
+		case $applet in sh | ash | hush) continue ;; esac
+		[ -e "$stubs/$applet" ] || ln -s "$(command -v busybox)" "$tmp/busybox/$applet"
+	done
+	path=$stubs:$tmp/busybox:$PATH
+else
+	echo "note: busybox not found, the scripts run with the host's tools"
+fi
+for cmd in apk rc-update rc-service mount fstrim grub-mkconfig addgroup chown wget; do
+	if [ "$(PATH=$path /bin/sh -c "command -v $cmd")" != "$stubs/$cmd" ]; then
+		echo "FAIL refusing to run: $cmd would not be the stub"
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
+done
+
+# Lima renders {{.User}} (and the other guest fields) in a provision script before running it.
+render() { # script -> path of the rendered copy
+	out=$tmp/rendered-$(basename "$1")
+	sed -e 's/{{\.User}}/tester/g' -e 's/{{\.UID}}/1000/g' -e 's/{{\.Home}}/\/home\/tester.linux/g' \
+		"$1" >"$out"
+	echo "$out"
+}
+
+# run NAME ROOT SCRIPT [VAR=VALUE...]: runs the rendered script on ROOT, output in $tmp/NAME.out,
+# stub calls in $tmp/NAME.log; returns the script's status.
+run() {
+	run_name=$1 run_root=$2 run_script=$3
+	shift 3
+	: >"$tmp/$run_name.log"
+	env PATH="$path" VMCOST_ROOT="$run_root" STUB_LOG="$tmp/$run_name.log" "$@" \
+		/bin/sh "$(render "$run_script")" >"$tmp/$run_name.out" 2>&1
+}
+
+# Everything a second boot could change: type, mode, size, mtime, content, link targets.
+snapshot() { # root
+	(
+		cd "$1" || exit 1
+		find . -exec stat -c '%n %F %a %s %y' {} + | LC_ALL=C sort
+		find . -type f -exec sha256sum {} + | LC_ALL=C sort -k2
+		find . -type l -exec sh -c 'for l; do echo "$l -> $(readlink "$l")"; done' sh {} +
+	)
+}
+
+# check_idempotent NAME ROOT SCRIPT [VAR=VALUE...]: a second run must change no file.
+check_idempotent() {
+	idem_name=$1
+	shift
+	snapshot "$1" >"$tmp/$idem_name.before"
+	if ! run "$idem_name-again" "$@"; then
+		fail "$idem_name: the second run failed"
+		sed 's/^/    /' "$tmp/$idem_name-again.out"
+		return
+	fi
+	snapshot "$1" >"$tmp/$idem_name.after"
+	if cmp -s "$tmp/$idem_name.before" "$tmp/$idem_name.after"; then
+		ok "$idem_name: a second run changes no file"
+	else
+		fail "$idem_name: a second run changed files:"
+		diff "$tmp/$idem_name.before" "$tmp/$idem_name.after" | sed 's/^/    /' | head -20
+	fi
+}
+
+# A fake root shaped like Lima's Alpine 3.23 cloud image at first boot.
+make_cloud_root() { # dir
+	r=$1
+	mkdir -p "$r/etc/conf.d" "$r/etc/init.d" "$r/etc/default" "$r/etc/runlevels/boot" \
+		"$r/etc/runlevels/default" "$r/etc/apk" "$r/proc" "$r/run/openrc/started" "$r/var/log" \
+		"$r/var/run" "$r/boot/grub" "$r/usr/bin" "$r/usr/local/bin" "$r/sys/class/tty/tty1" \
+		"$r/sys/class/tty/ttyS0" "$r/sys/class/tty/ttyS1" "$r/sys/class/tty/hvc0"
+	printf 'LABEL=/\t/\text4\trw,relatime\t0 1\nLABEL=EFI\t/boot/efi\tvfat\tdefaults\t0 2\n' >"$r/etc/fstab"
+	cat >"$r/proc/mounts" <<'EOF'
+/dev/vda2 / ext4 rw,relatime 0 0
+devtmpfs /dev devtmpfs rw,nosuid,size=10240k,mode=755 0 0
+proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0
+tmpfs /run tmpfs rw,nosuid,nodev,size=1219928k,mode=755 0 0
+/dev/vda1 /boot/efi vfat rw,relatime,fmask=0022,dmask=0022 0 0
+cgroup2 /sys/fs/cgroup cgroup2 rw,nosuid,nodev,noexec,relatime 0 0
+EOF
+	echo 'BOOT_IMAGE=/boot/vmlinuz-virt root=LABEL=/ modules=sd-mod,usb-storage,ext4 console=ttyS0 rootfstype=ext4' >"$r/proc/cmdline"
+	echo "cloud-init: first boot log" >"$r/var/log/cloud-init.log"
+	cat >"$r/etc/inittab" <<'EOF'
+# /etc/inittab
+
+::sysinit:/sbin/openrc sysinit
+::sysinit:/sbin/openrc boot
+::wait:/sbin/openrc default
+
+# Set up a couple of getty's
+#tty1::respawn:/sbin/getty 38400 tty1
+ttyS0::respawn:/sbin/getty -L 0 ttyS0 vt100
+ttyAMA0::respawn:/sbin/getty -L 0 ttyAMA0 vt100
+hvc0::respawn:/sbin/getty -L 0 hvc0 vt100
+
+::ctrlaltdel:/sbin/reboot
+::shutdown:/sbin/openrc shutdown
+EOF
+	echo 4 >"$r/sys/class/tty/ttyS0/type"
+	echo 0 >"$r/sys/class/tty/ttyS1/type"
+	printf '# Options to pass to syslogd\n# See syslogd --help for list of options\nSYSLOGD_OPTS="-t"\n' >"$r/etc/conf.d/syslog"
+	for svc in syslog acpid cloud-init-hotplugd sshd; do
+		printf '#!/sbin/openrc-run\n' >"$r/etc/init.d/$svc"
+	done
+	ln -s /etc/init.d/syslog "$r/etc/runlevels/boot/syslog"
+	ln -s /etc/init.d/acpid "$r/etc/runlevels/default/acpid"
+	ln -s /etc/init.d/cloud-init-hotplugd "$r/etc/runlevels/default/cloud-init-hotplugd"
+	: >"$r/run/openrc/started/syslog"
+	cat >"$r/etc/default/grub" <<'EOF'
+GRUB_CMDLINE_LINUX_DEFAULT="modules=sd-mod,usb-storage,ext4 console=ttyS0 rootfstype=ext4"
+GRUB_DISABLE_RECOVERY=true
+GRUB_DISABLE_SUBMENU=y
+GRUB_TIMEOUT=10
+EOF
+	echo "set timeout=10" >"$r/boot/grub/grub.cfg"
+	touch -d '2026-01-01 00:00' "$r/boot/grub/grub.cfg"
+	touch -d '2025-12-31 00:00' "$r/etc/default/grub"
+	printf 'root:x:0:root\nwheel:x:10:root,tester\ntester:x:1000:\n' >"$r/etc/group"
+	printf 'alpine-base\nopenrc\n' >"$r/etc/apk/world"
+}
+
+# The same root as the alpine-lima ISO has it: / is a tmpfs, no GRUB, no cloud-init.
+make_iso_root() { # dir
+	make_cloud_root "$1"
+	sed -i -e 's|^/dev/vda2 / ext4 rw,relatime 0 0$|tmpfs / tmpfs rw,relatime 0 0\n/dev/vdb1 /mnt/data ext4 rw,relatime 0 0\n/dev/vdb1 /var/lib ext4 rw,relatime 0 0|' \
+		-e '\|/boot/efi|d' "$1/proc/mounts"
+	rm -rf "$1/etc/default/grub" "$1/boot/grub" "$1/etc/init.d/cloud-init-hotplugd" \
+		"$1/etc/runlevels/default/cloud-init-hotplugd"
+}
+
+# ---- boot-quiet-disk.sh ------------------------------------------------------------------------
+boot_tests() {
+	r=$tmp/boot
+	make_cloud_root "$r"
+	if run boot "$r" provision/boot-quiet-disk.sh; then ok "boot: runs"; else
+		fail "boot: runs"
+		sed 's/^/    /' "$tmp/boot.out"
+	fi
+	check "boot: /var/log is mounted tmpfs" grep -Eq '^tmpfs /var/log tmpfs .*size=64m' "$r/proc/mounts"
+	check "boot: / is remounted with commit=60" grep -Eq '^/dev/vda2 / ext4 [^ ]*commit=60' "$r/proc/mounts"
+	check "boot: what was logged so far is kept" grep -q 'first boot log' "$r/var/log/cloud-init.log"
+	check "boot: fstab mounts /var/log on tmpfs from the next boot on" \
+		test "$(grep -Ec '^tmpfs[[:space:]]+/var/log[[:space:]]+tmpfs[[:space:]]+nosuid,nodev,noexec,mode=0755,size=64m' "$r/etc/fstab")" = 1
+	check "boot: fstab's root line gets commit=60 and keeps its options" \
+		grep -Eq '^LABEL=/[[:space:]]+/[[:space:]]+ext4[[:space:]]+rw,relatime,commit=60[[:space:]]' "$r/etc/fstab"
+	check "boot: fstab's other lines are untouched" grep -q "$(printf 'LABEL=EFI\t/boot/efi\tvfat\tdefaults\t0 2')" "$r/etc/fstab"
+	check_idempotent boot "$r" provision/boot-quiet-disk.sh
+	check "boot: the second run mounts nothing" sh -c "! grep -q mount '$tmp/boot-again.log'"
+
+	# Not ext4 (e.g. a user's own image): the root is left alone.
+	r=$tmp/boot-xfs
+	make_cloud_root "$r"
+	sed -i 's|^/dev/vda2 / ext4|/dev/vda2 / xfs|' "$r/proc/mounts"
+	sed -i 's|/\text4|/\txfs|' "$r/etc/fstab"
+	run boot-xfs "$r" provision/boot-quiet-disk.sh
+	check "boot: a non-ext4 root is not remounted" sh -c "! grep -q remount '$tmp/boot-xfs.log'"
+	check "boot: a non-ext4 root keeps its fstab options" sh -c "! grep -q commit '$r/etc/fstab'"
+}
+
+# ---- idle-tunings.sh ---------------------------------------------------------------------------
+tunings_tests() {
+	r=$tmp/tune
+	make_cloud_root "$r"
+	cp "$r/etc/inittab" "$tmp/inittab.orig"
+	if run tune "$r" provision/idle-tunings.sh; then ok "tunings: runs"; else
+		fail "tunings: runs"
+		sed 's/^/    /' "$tmp/tune.out"
+	fi
+	check "tunings: syslogd logs to a 64 KiB ring buffer" \
+		test "$(grep -c '^SYSLOGD_OPTS=' "$r/etc/conf.d/syslog")" = 1
+	check "tunings: SYSLOGD_OPTS is -t -C64" grep -qx 'SYSLOGD_OPTS="-t -C64"' "$r/etc/conf.d/syslog"
+	check "tunings: conf.d/syslog keeps its comments" grep -q '^# See syslogd' "$r/etc/conf.d/syslog"
+	check "tunings: the running syslogd is restarted" grep -qx 'rc-service --ifstarted syslog restart' "$tmp/tune.log"
+	check "tunings: the getty on the absent ttyAMA0 is disabled" \
+		grep -qx '#vmcost-no-console# ttyAMA0::respawn:/sbin/getty -L 0 ttyAMA0 vt100' "$r/etc/inittab"
+	check "tunings: gettys on present consoles stay (ttyS0 with hardware, hvc0)" \
+		sh -c "grep -qx 'ttyS0::respawn:/sbin/getty -L 0 ttyS0 vt100' '$r/etc/inittab' && grep -qx 'hvc0::respawn:/sbin/getty -L 0 hvc0 vt100' '$r/etc/inittab'"
+	check "tunings: nothing else in inittab changes" \
+		sh -c "sed 's/^#vmcost-no-console# //' '$r/etc/inittab' | cmp -s - '$tmp/inittab.orig'"
+	check "tunings: cloud-init-hotplugd leaves the default runlevel" \
+		test ! -e "$r/etc/runlevels/default/cloud-init-hotplugd"
+	check "tunings: acpid stays (graceful limactl stop)" test -L "$r/etc/runlevels/default/acpid"
+	check "tunings: GRUB_TIMEOUT=0, once" sh -c "test \"\$(grep -c '^GRUB_TIMEOUT=' '$r/etc/default/grub')\" = 1 && grep -qx 'GRUB_TIMEOUT=0' '$r/etc/default/grub'"
+	args=$(sed -n 's/^kernel_args="\(.*\)"$/\1/p' provision/idle-tunings.sh)
+	check "tunings: the kernel arguments are defined ($args)" test -n "$args"
+	check "tunings: GRUB's command line keeps its arguments and adds $args" \
+		grep -qx "GRUB_CMDLINE_LINUX_DEFAULT=\"modules=sd-mod,usb-storage,ext4 console=ttyS0 rootfstype=ext4 $args\"" "$r/etc/default/grub"
+	check "tunings: the other GRUB settings stay" grep -qx 'GRUB_DISABLE_SUBMENU=y' "$r/etc/default/grub"
+	check "tunings: grub.cfg is regenerated with them" grep -q "console=ttyS0 rootfstype=ext4 $args\$" "$r/boot/grub/grub.cfg"
+	check "tunings: grub.cfg has timeout 0" grep -qx 'set timeout=0' "$r/boot/grub/grub.cfg"
+	check "tunings: it says one restart is needed" grep -q "limactl restart" "$tmp/tune.out"
+	check "tunings: fstrim runs on the root and EFI filesystems" \
+		sh -c "grep -qx 'fstrim -v / ' '$tmp/tune.log' && grep -qx 'fstrim -v /boot/efi ' '$tmp/tune.log'"
+	check "tunings: fstrim leaves virtual filesystems alone" test "$(grep -c '^fstrim' "$tmp/tune.log")" = 2
+	check_idempotent tune "$r" provision/idle-tunings.sh
+	check "tunings: the second run only trims" sh -c "! grep -v '^fstrim' '$tmp/tune-again.log' | grep -q ."
+	check "tunings: grub-mkconfig runs once" sh -c "! grep -q grub-mkconfig '$tmp/tune-again.log'"
+
+	# After the restart: the arguments are active, nothing is said about a restart.
+	echo "BOOT_IMAGE=/boot/vmlinuz-virt root=LABEL=/ $args" >"$r/proc/cmdline"
+	run tune-active "$r" provision/idle-tunings.sh
+	check "tunings: no restart asked once the arguments are active" sh -c "! grep -q 'limactl restart' '$tmp/tune-active.out'"
+
+	# A value the user chose stays; a console that appears gets its getty back; acpid returns.
+	r=$tmp/tune-user
+	make_cloud_root "$r"
+	sed -i 's/^GRUB_CMDLINE_LINUX_DEFAULT="/&init_on_free=0 /; /^GRUB_TIMEOUT/d' "$r/etc/default/grub"
+	sed -i 's|^ttyAMA0::|#vmcost-no-console# ttyAMA0::|' "$r/etc/inittab"
+	mkdir "$r/sys/class/tty/ttyAMA0"
+	rm "$r/etc/runlevels/default/acpid"
+	rm "$r/etc/conf.d/syslog"
+	run tune-user "$r" provision/idle-tunings.sh
+	check "tunings: a user's init_on_free=0 is kept, not duplicated" \
+		sh -c "grep -q 'init_on_free=0' '$r/etc/default/grub' && ! grep -q 'init_on_free=1' '$r/etc/default/grub'"
+	check "tunings: a missing GRUB_TIMEOUT is added as 0" grep -qx 'GRUB_TIMEOUT=0' "$r/etc/default/grub"
+	check "tunings: a getty comes back when its console exists" \
+		grep -qx 'ttyAMA0::respawn:/sbin/getty -L 0 ttyAMA0 vt100' "$r/etc/inittab"
+	check "tunings: acpid is put back in the default runlevel" test -L "$r/etc/runlevels/default/acpid"
+	check "tunings: a missing conf.d/syslog is created" grep -qx 'SYSLOGD_OPTS="-t -C64"' "$r/etc/conf.d/syslog"
+	check_idempotent tune-user "$r" provision/idle-tunings.sh
+
+	# vz has no 8250 hardware: a registered ttyS0 of type 0 gets no getty.
+	r=$tmp/tune-vz
+	make_cloud_root "$r"
+	echo 0 >"$r/sys/class/tty/ttyS0/type"
+	run tune-vz "$r" provision/idle-tunings.sh
+	check "tunings: no getty on a ttyS0 without hardware" grep -q '^#vmcost-no-console# ttyS0::' "$r/etc/inittab"
+
+	# The ISO: no GRUB, no cloud-init; the rest still applies and nothing fails.
+	r=$tmp/tune-iso
+	make_iso_root "$r"
+	if run tune-iso "$r" provision/idle-tunings.sh; then ok "tunings (ISO): runs"; else
+		fail "tunings (ISO): runs"
+		sed 's/^/    /' "$tmp/tune-iso.out"
+	fi
+	check "tunings (ISO): says the command line is fixed by the image" grep -q 'fixed by the image' "$tmp/tune-iso.out"
+	check "tunings (ISO): does not ask for a restart" sh -c "! grep -q 'limactl restart' '$tmp/tune-iso.out'"
+	check "tunings (ISO): trims the data disk once" sh -c "grep -qx 'fstrim -v /mnt/data ' '$tmp/tune-iso.log' && test \"\$(grep -c '^fstrim' '$tmp/tune-iso.log')\" = 1"
+	check "tunings (ISO): syslog ring buffer" grep -qx 'SYSLOGD_OPTS="-t -C64"' "$r/etc/conf.d/syslog"
+	check_idempotent tune-iso "$r" provision/idle-tunings.sh
+}
+
+# ---- docker.sh ---------------------------------------------------------------------------------
+docker_tests() {
+	r=$tmp/docker
+	make_cloud_root "$r"
+	if run docker "$r" provision/docker.sh; then ok "docker: runs"; else
+		fail "docker: runs"
+		sed 's/^/    /' "$tmp/docker.out"
+	fi
+	check "docker: installs Alpine's docker package" grep -qx 'apk add docker docker-openrc' "$tmp/docker.log"
+	check "docker: daemon.json is valid JSON" jq -e . "$r/etc/docker/daemon.json"
+	check "docker: container logs rotate (3 x 10m)" \
+		jq -e '."log-driver" == "json-file" and ."log-opts"."max-size" == "10m" and ."log-opts"."max-file" == "3"' "$r/etc/docker/daemon.json"
+	check "docker: BuildKit garbage collection at 10GB" \
+		jq -e '.builder.gc.enabled == true and .builder.gc.defaultKeepStorage == "10GB"' "$r/etc/docker/daemon.json"
+	check "docker: the user is in the docker group" grep -qx 'docker:x:101:tester' "$r/etc/group"
+	check "docker: dockerd is in the default runlevel" test -L "$r/etc/runlevels/default/docker"
+	check "docker: dockerd is started" test -e "$r/run/openrc/started/docker"
+	check "docker: the socket is handed to the user for Lima's existing login" \
+		grep -qx 'chown tester /var/run/docker.sock' "$tmp/docker.log"
+	check_idempotent docker "$r" provision/docker.sh
+	check "docker: the second run installs nothing" sh -c "! grep -q '^apk' '$tmp/docker-again.log'"
+
+	# The user's own daemon.json wins.
+	r=$tmp/docker-own
+	make_cloud_root "$r"
+	mkdir -p "$r/etc/docker"
+	echo '{"debug": true}' >"$r/etc/docker/daemon.json"
+	run docker-own "$r" provision/docker.sh
+	check "docker: an existing daemon.json is kept as it is" grep -qx '{"debug": true}' "$r/etc/docker/daemon.json"
+
+	# The ISO: the static bundle of param dockerVersion in /usr/local/bin, an OpenRC service.
+	r=$tmp/docker-iso
+	make_iso_root "$r"
+	if run docker-iso "$r" provision/docker.sh PARAM_dockerVersion=29.8.1; then ok "docker (ISO): runs"; else
+		fail "docker (ISO): runs"
+		sed 's/^/    /' "$tmp/docker-iso.out"
+	fi
+	check "docker (ISO): downloads the static bundle of that version" \
+		grep -q "^wget -q -O .* https://download.docker.com/linux/static/stable/$(uname -m)/docker-29.8.1.tgz\$" "$tmp/docker-iso.log"
+	check "docker (ISO): installs it in /usr/local/bin" \
+		sh -c "'$r/usr/local/bin/dockerd' --version | grep -q 'Docker version 29.8.1,' && test -x '$r/usr/local/bin/containerd'"
+	check "docker (ISO): no apk package" sh -c "! grep -q '^apk' '$tmp/docker-iso.log'"
+	check "docker (ISO): an OpenRC service runs /usr/local/bin/dockerd under supervise-daemon" \
+		sh -c "grep -qx 'command=/usr/local/bin/dockerd' '$r/etc/init.d/docker' && grep -qx 'supervisor=supervise-daemon' '$r/etc/init.d/docker' && test -x '$r/etc/init.d/docker'"
+	check "docker (ISO): the docker group exists with the user in it" grep -qx 'docker:x:102:tester' "$r/etc/group"
+	check "docker (ISO): started" test -e "$r/run/openrc/started/docker"
+	check_idempotent docker-iso "$r" provision/docker.sh PARAM_dockerVersion=29.8.1
+	check "docker (ISO): the second run downloads nothing" sh -c "! grep -q '^wget' '$tmp/docker-iso-again.log'"
+
+	# A version that does not exist: a clear error, the installed Docker untouched.
+	if run docker-iso-bad "$r" provision/docker.sh PARAM_dockerVersion=29.99.0 STUB_DOCKER_VERSIONS=29.8.1; then
+		fail "docker (ISO): a missing version fails"
+	else
+		ok "docker (ISO): a missing version fails"
+	fi
+	check "docker (ISO): ... saying which URL and how to pick another version" \
+		sh -c "grep -q 'docker-29.99.0.tgz' '$tmp/docker-iso-bad.out' && grep -q 'dockerVersion' '$tmp/docker-iso-bad.out'"
+	check "docker (ISO): ... and leaves the installed bundle alone" \
+		sh -c "'$r/usr/local/bin/dockerd' --version | grep -q 'Docker version 29.8.1,'"
+	if run docker-iso-empty "$r" provision/docker.sh; then
+		fail "docker (ISO): no dockerVersion param fails"
+	else
+		ok "docker (ISO): no dockerVersion param fails"
+	fi
+	check "docker (ISO): ... naming the param" grep -q 'param dockerVersion is empty' "$tmp/docker-iso-empty.out"
+	run docker-iso-up "$r" provision/docker.sh PARAM_dockerVersion=29.9.0
+	check "docker (ISO): a new dockerVersion is installed at the next boot" \
+		sh -c "'$r/usr/local/bin/dockerd' --version | grep -q 'Docker version 29.9.0,'"
+}
+
+# ---- vmcost-agent.sh (compiler stubbed; tests/unit/lib_templates builds it for real) -----------
+agent_tests() {
+	r=$tmp/agent
+	make_cloud_root "$r"
+	src=$r/usr/local/src/vmcost
+	mkdir -p "$src/guest-agent" "$src/lib" "$r/etc/vmcost"
+	cp guest-agent/*.[ch] "$src/guest-agent/"
+	cp lib/*.[ch] "$src/lib/"
+	cp provision/build-vmcost-agent.sh "$src/build.sh"
+	printf '#!/sbin/openrc-run\n' >"$r/etc/init.d/cache-trim"
+	# The compiler stand-in writes a program that prints the version it was given.
+	cat >"$tmp/cc" <<'EOF'
+#!/bin/sh
+[ -n "${CC_FAIL:-}" ] && { echo "cc: error: stub failure" >&2; exit 1; }
+while [ $# -gt 0 ]; do
+	case $1 in
+	-o) out=$2; shift ;;
+	-DVMCOST_VERSION=*) version=${1#-DVMCOST_VERSION=} ;;
+	esac
+	shift
+done
+printf '#!/bin/sh\necho vmcost-agent %s\n' "$version" >"$out"
+chmod 755 "$out"
+EOF
+	chmod 755 "$tmp/cc"
+	if run agent "$r" provision/vmcost-agent.sh CC="$tmp/cc"; then ok "agent: runs"; else
+		fail "agent: runs"
+		sed 's/^/    /' "$tmp/agent.out"
+	fi
+	check "agent: built into /usr/local/bin" sh -c "'$r/usr/local/bin/vmcost-agent' | grep -qx 'vmcost-agent src-[0-9a-f]*'"
+	check "agent: build dependencies come as an apk virtual package" \
+		grep -qx 'apk add --virtual .vmcost-agent-build build-base pkgconf linux-headers yaml-dev jansson-dev libmicrohttpd-dev' "$tmp/agent.log"
+	check "agent: ... removed after the build" sh -c "grep -qx 'apk del .vmcost-agent-build' '$tmp/agent.log' && ! grep -q vmcost-agent-build '$r/etc/apk/world'"
+	check "agent: its runtime libraries stay installed" \
+		sh -c "grep -qx yaml '$r/etc/apk/world' && grep -qx jansson '$r/etc/apk/world' && grep -qx libmicrohttpd '$r/etc/apk/world'"
+	check "agent: /usr/bin/vmcost-agent points to it" test "$(readlink "$r/usr/bin/vmcost-agent")" = /usr/local/bin/vmcost-agent
+	check "agent: cache-trim is in the default runlevel" test -L "$r/etc/runlevels/default/cache-trim"
+	check "agent: cache-trim is started" test -e "$r/run/openrc/started/cache-trim"
+	check "agent: the API socket is handed to the user" grep -qx 'chown tester /run/vmcost-agent.sock' "$tmp/agent.log"
+	check_idempotent agent "$r" provision/vmcost-agent.sh CC="$tmp/cc"
+	check "agent: the second run builds nothing" sh -c "! grep -q '^apk' '$tmp/agent-again.log'"
+
+	# New sources (a template with another agent version): rebuilt, the service restarted.
+	echo "/* changed */" >>"$src/lib/log.h"
+	run agent-new "$r" provision/vmcost-agent.sh CC="$tmp/cc"
+	check "agent: changed sources are rebuilt" grep -q '^apk add --virtual' "$tmp/agent-new.log"
+	check "agent: ... and the running service restarted" grep -qx 'rc-service --ifstarted cache-trim restart' "$tmp/agent-new.log"
+
+	# A failing build: a clear error, build dependencies removed, the old binary kept.
+	before=$(cat "$r/usr/local/bin/vmcost-agent")
+	echo "/* changed again */" >>"$src/lib/log.h"
+	if run agent-fail "$r" provision/vmcost-agent.sh CC="$tmp/cc" CC_FAIL=1; then
+		fail "agent: a failing build fails the script"
+	else
+		ok "agent: a failing build fails the script"
+	fi
+	check "agent: ... with a message saying so" grep -q 'building vmcost-agent failed' "$tmp/agent-fail.out"
+	check "agent: ... still removing the build dependencies" grep -qx 'apk del .vmcost-agent-build' "$tmp/agent-fail.log"
+	check "agent: ... keeping the working binary, no half-written one" \
+		sh -c "test \"\$(cat '$r/usr/local/bin/vmcost-agent')\" = '$before' && test ! -e '$r/usr/local/bin/vmcost-agent.new'"
+}
+
+boot_tests
+tunings_tests
+docker_tests
+agent_tests
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
