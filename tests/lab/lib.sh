@@ -1,0 +1,87 @@
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=sh
+# Helpers for lab test suites (tests/lab/*.sh). Source it, call lab_init, use lab_start, check,
+# ok and fail, and end with summary (prints "N passed, N failed" and exits with the status).
+set -u
+
+LAB_TEST_REPO=$(cd "$(dirname "$0")/../.." && pwd)
+LAB_TEST_PASSED=0
+LAB_TEST_FAILED=0
+LAB_TEST_INSTANCES=""
+
+ok() {
+	LAB_TEST_PASSED=$((LAB_TEST_PASSED + 1))
+	echo "ok   $*"
+}
+
+fail() {
+	LAB_TEST_FAILED=$((LAB_TEST_FAILED + 1))
+	echo "FAIL $*"
+}
+
+# check MSG CMD...: passes when CMD succeeds.
+check() {
+	msg=$1
+	shift
+	if "$@"; then ok "$msg"; else fail "$msg"; fi
+}
+
+summary() {
+	echo "$LAB_TEST_PASSED passed, $LAB_TEST_FAILED failed"
+	[ "$LAB_TEST_FAILED" -eq 0 ] && [ "$LAB_TEST_PASSED" -gt 0 ]
+	exit $?
+}
+
+lab_cleanup() {
+	for n in $LAB_TEST_INSTANCES; do
+		"$LAB_TEST_REPO/lab/vm" stop -f "$n" >/dev/null 2>&1 || true
+	done
+	if [ -n "${LAB_TEST_KEEP:-}" ]; then
+		echo "kept $LIMA_HOME"
+	else
+		rm -rf "$LIMA_HOME"
+	fi
+}
+
+# A private LIMA_HOME (short: unix socket paths must stay under 108 bytes), lab/bin first on
+# PATH so `limactl` is the lab stand-in, and the freshly built binaries.
+lab_init() {
+	LIMA_HOME=$(mktemp -d /tmp/vmcost-lab.XXXXXX)
+	export LIMA_HOME
+	PATH="$LAB_TEST_REPO/lab/bin:$LAB_TEST_REPO/host:$LAB_TEST_REPO/guest-agent:$PATH"
+	export PATH
+	trap lab_cleanup EXIT
+	trap 'exit 130' INT TERM
+}
+
+# lab_start NAME ARGS...: boots an instance; on failure the suite records it and exits.
+lab_start() {
+	LAB_TEST_INSTANCES="$LAB_TEST_INSTANCES $1"
+	if ! LAB_START_OUTPUT=$("$LAB_TEST_REPO/lab/vm" start "$@" 2>&1); then
+		echo "$LAB_START_OUTPUT"
+		fail "lab/vm start $*"
+		summary
+	fi
+	echo "$LAB_START_OUTPUT" | tail -n 1
+}
+
+lab_qemu_pid() {
+	cat "$LIMA_HOME/$1/qemu.pid"
+}
+
+# Resident set of the QEMU process in KiB.
+lab_qemu_rss_kb() {
+	awk '/^VmRSS:/ {print $2}' "/proc/$(lab_qemu_pid "$1")/status"
+}
+
+# lab_wait_until SECONDS CMD...: polls every 0.5 s; true as soon as CMD succeeds.
+lab_wait_until() {
+	limit=$1
+	shift
+	end=$(($(date +%s) + limit))
+	while :; do
+		"$@" && return 0
+		[ "$(date +%s)" -ge "$end" ] && return 1
+		sleep 0.5
+	done
+}
