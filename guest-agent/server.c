@@ -366,6 +366,12 @@ static int group_file_gid(const char *group, gid_t *gid)
 	return rc;
 }
 
+/*
+ * Weak: a static link then leaves getgrnam out (NULL) instead of pulling in glibc's NSS, which
+ * cannot work without the shared libraries and only warns at link time; /etc/group answers.
+ */
+#pragma weak getgrnam
+
 int server_group_gid(const char *group, gid_t *gid)
 {
 	if (strcmp(group, "root") == 0) {
@@ -376,7 +382,7 @@ int server_group_gid(const char *group, gid_t *gid)
 		return 0;
 	/* NSS first on the real root (a dynamic build may know groups from elsewhere); a static
 	 * glibc build gets NULL here and the file below answers. */
-	if (vmc_fs_root()[0] == '\0') {
+	if (vmc_fs_root()[0] == '\0' && getgrnam != NULL) {
 		struct group *gr = getgrnam(group);
 		if (gr) {
 			*gid = gr->gr_gid;
