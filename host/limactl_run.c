@@ -215,3 +215,15 @@ void limactl_last_line(const char *text, char *buf, size_t size)
 	memcpy(buf, start, len);
 	buf[len] = '\0';
 }
+
+void limactl_version_line(char *buf, size_t size)
+{
+	const char *args[] = {"--version", NULL};
+	struct limactl_result r;
+	snprintf(buf, size, "limactl version unknown");
+	if (limactl_run(args, 30000, NULL, &r) != 0)
+		return;
+	if (r.exit_code == 0 && r.out_len)
+		snprintf(buf, size, "%.*s", (int)strcspn(r.out, "\n"), r.out);
+	limactl_result_free(&r);
+}

@@ -35,4 +35,7 @@ void limactl_result_free(struct limactl_result *res);
 /* The last non-empty line of text (limactl's "level=fatal msg=..." line) into buf. */
 void limactl_last_line(const char *text, char *buf, size_t size);
 
+/* First line of `limactl --version` ("limactl version 2.2.0"), or "limactl version unknown". */
+void limactl_version_line(char *buf, size_t size);
+
 #endif

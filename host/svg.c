@@ -11,7 +11,7 @@
 #define H	600
 #define LEFT	90
 #define RIGHT	190 /* room for the line labels */
-#define TOP	112
+#define TOP	124
 #define BOTTOM	56
 #define GAP	46 /* between the two panels */
 #define PANEL_H ((H - TOP - BOTTOM - GAP) / 2)
@@ -297,6 +297,8 @@ int svg_timeline_write(FILE *f, const struct timeline *tl, const struct svg_opti
 	     opt && opt->title ? opt->title : "vmcost memtest");
 	if (opt && opt->subtitle)
 		text(f, LEFT, 42, "start", "font-size=\"12\" fill=\"#555\"", opt->subtitle);
+	if (opt && opt->machine)
+		text(f, LEFT, 58, "start", "font-size=\"12\" fill=\"#555\"", opt->machine);
 	phase_bands(f, tl, &top);
 	value_ticks(f, &top, "host free memory");
 	value_ticks(f, &bottom, "VM footprint (process holding guest RAM)");

@@ -15,7 +15,8 @@
 
 struct svg_options {
 	const char *title;    /* "vmcost memtest dev" */
-	const char *subtitle; /* machine, vmType, memory, workload */
+	const char *subtitle; /* vmType, memory, workload */
+	const char *machine;  /* the host it ran on */
 	bool has_stop_gain;   /* mark the stop: a line at stop_t and the gain */
 	double stop_t;	      /* seconds since start when the VM process was gone */
 	int64_t stop_gain;    /* host free after - before, bytes */
