@@ -125,7 +125,7 @@ $(AGENT_BIN): $(B)/rel/guest-agent/main.o $(B)/rel/libvmcost-agent.a $(B)/rel/li
 # libmicrohttpd from Debian's own source package without HTTPS (cached outside the repo).
 LAB_CACHE ?= $(if $(VMCOST_LAB_CACHE),$(VMCOST_LAB_CACHE),$(HOME)/.cache/vmcost-lab)
 MHD_STATIC := $(LAB_CACHE)/static-deps
-$(MHD_STATIC)/lib/libmicrohttpd.a: lab/build-static-deps
+$(MHD_STATIC)/lib/libmicrohttpd.a: | lab/build-static-deps
 	lab/build-static-deps "$(MHD_STATIC)"
 
 agent-static: $(AGENT_STATIC_BIN)

@@ -67,13 +67,15 @@ check() { # scope
 	fi
 }
 
-dedup() { printf '%s\n' $1 | sort -u | tr '\n' ' '; }
+# Word splitting of the package list is intended throughout.
+# shellcheck disable=SC2086
+dedup() { printf '%s\n' $1 | sort -u | tr '\n' ' ' | sed 's/ $//'; }
 
 install_cmd() {
 	if [ "$os" = Darwin ]; then
 		echo "brew install pkg-config $(dedup "$missing_brew")"
 	else
-		echo "apt-get install -y --no-install-recommends$(printf ' %s' $(dedup "$missing_deb"))"
+		echo "apt-get install -y --no-install-recommends $(dedup "$missing_deb")"
 	fi
 }
 
@@ -96,7 +98,7 @@ run_install() {
 		echo "  sudo apt-get update && sudo $(install_cmd)" >&2
 		return 1
 	fi
-	echo "installing:$(printf ' %s' $(dedup "$missing_deb"))" >&2
+	echo "installing: $(dedup "$missing_deb")" >&2
 	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
 	# shellcheck disable=SC2046 # word splitting of the package list is intended
 	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
