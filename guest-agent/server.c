@@ -549,7 +549,9 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn, struct server_rep
 {
 	if (!reply->body)
 		return MHD_NO;
-	char *text = json_dumps(reply->body, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	/* 9 significant digits: 0.03 instead of 0.029999999999999999, nothing real lost. */
+	char *text =
+	    json_dumps(reply->body, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9));
 	json_decref(reply->body);
 	reply->body = NULL;
 	if (!text)
