@@ -497,7 +497,11 @@ json_t *agent_trim(struct agent_state *st, const struct agent_config *cfg, bool 
 	bool full_window = in.window_s >= cfg->interval_s * TRIM_FULL_WINDOW_SHARE;
 
 	json_t *doc = new_doc("skipped", verdict.reason, dry_run, force);
-	json_object_set_new(doc, "idle", idle_json(cfg, &in, &verdict));
+	/* Forced right after start there is no window to judge: say so instead of guessing. */
+	if (force && in.window_s < TRIM_MIN_WINDOW_S)
+		json_object_set_new(doc, "idle", json_null());
+	else
+		json_object_set_new(doc, "idle", idle_json(cfg, &in, &verdict));
 	if (!force && !verdict.idle) {
 		if (dry_run)
 			release(st);
@@ -567,13 +571,19 @@ static json_t *run_pass(struct pass *p, bool dry_run, bool force, double start, 
 	}
 	if (dry_run) {
 		char t[32], s[32];
-		unsigned steps = strcmp(p->method, "drop_caches") == 0
-				     ? 1
-				     : (unsigned)((p->target + p->step - 1) / p->step);
-		snprintf(reason, sizeof reason, "would trim %s via %s in %u step%s of at most %s%s",
-			 vmc_format_bytes(p->target, t, sizeof t), p->method, steps,
-			 steps == 1 ? "" : "s", vmc_format_bytes(p->step, s, sizeof s),
-			 p->reporting ? ", then compact" : "");
+		unsigned steps = (unsigned)((p->target + p->step - 1) / p->step);
+		if (strcmp(p->method, "drop_caches") == 0)
+			snprintf(reason, sizeof reason,
+				 "would drop all clean page cache (%s above the floor) via "
+				 "drop_caches%s",
+				 vmc_format_bytes(p->target, t, sizeof t),
+				 p->reporting ? ", then compact" : "");
+		else
+			snprintf(reason, sizeof reason,
+				 "would trim %s via memory.reclaim in %u step%s of at most %s%s",
+				 vmc_format_bytes(p->target, t, sizeof t), steps,
+				 steps == 1 ? "" : "s", vmc_format_bytes(p->step, s, sizeof s),
+				 p->reporting ? ", then compact" : "");
 		set_reason(p->doc, "dry-run", reason);
 		release(st);
 		return p->doc;
@@ -678,6 +688,9 @@ void trim_print(FILE *f, const json_t *doc)
 		fprintf(f, "  compaction   %s\n", vmc_json_get_str(doc, "compact_note"));
 	} else {
 		fprintf(f, "%s: %s\n", decision ? decision : "?", reason ? reason : "");
+		const char *fallback = vmc_json_get_str(doc, "fallback");
+		if (fallback)
+			fprintf(f, "  fallback     %s\n", fallback);
 	}
 	const json_t *idle = json_object_get(doc, "idle");
 	const char *idle_reason = vmc_json_get_str(idle, "reason");
