@@ -167,10 +167,6 @@ static int policy_loop(struct agent_state *st, const struct agent_config *cfg,
 
 int agent_run(const struct agent_config *cfg)
 {
-	/* Interactive runs log to the terminal; under supervise-daemon everything goes to syslog
-	 * (logread), never to a file on the guest's disk. */
-	if (!isatty(STDERR_FILENO))
-		vmc_log_use_syslog(true);
 	vmc_log_set_level((enum vmc_level)cfg->log_level);
 #ifdef M_ARENA_MAX
 	/* One malloc arena: per-thread arenas would cost RSS for a handful of small requests. */
@@ -188,10 +184,14 @@ int agent_run(const struct agent_config *cfg)
 	char err[512];
 	struct agent_server *srv = server_start(&ctx, err, sizeof err);
 	if (!srv) {
-		warn("%s", err);
 		agent_state_free(st);
-		return VMC_EXIT_FAILURE;
+		die(VMC_EXIT_FAILURE, "%s", err);
 	}
+	/* Start-up problems went to stderr, where whoever started us looks (the service's
+	 * error_logger sends it to syslog). From now on: syslog (logread), never a file on the
+	 * guest's disk; a terminal keeps its messages for interactive runs. */
+	if (!isatty(STDERR_FILENO))
+		vmc_log_use_syslog(true);
 	set_timer_slack(cfg->interval_s);
 	if (cfg->trim_enabled)
 		info("serving %s; trim decision every %.0f s", cfg->socket_path, cfg->interval_s);
