@@ -56,7 +56,7 @@ static void describe_error(CURLcode rc, const char *detail, struct http_response
 		what = "timed out";
 	/* Truncating a long curl detail is fine: the message stays one readable line. */
 	if (snprintf(resp->error, sizeof resp->error, "%s%s%s", what, *detail ? ": " : "",
-	             detail) >= (int)sizeof resp->error)
+		     detail) >= (int)sizeof resp->error)
 		resp->error[sizeof resp->error - 1] = '\0';
 }
 
@@ -76,7 +76,7 @@ int http_do(const struct http_request *req, struct http_response *resp)
 	if (req->body) {
 		char ct[128];
 		snprintf(ct, sizeof ct, "Content-Type: %s",
-		         req->content_type ? req->content_type : "application/json");
+			 req->content_type ? req->content_type : "application/json");
 		headers = curl_slist_append(headers, ct);
 	}
 	/* curl adds "Expect: 100-continue" for larger bodies; neither peer needs the round trip. */

@@ -10,19 +10,19 @@
 #include <stddef.h>
 
 struct http_response {
-	long status;     /* HTTP status, 0 if no response */
-	char *body;      /* NUL-terminated, malloc'd (may be NULL) */
+	long status; /* HTTP status, 0 if no response */
+	char *body;  /* NUL-terminated, malloc'd (may be NULL) */
 	size_t body_len;
 	char error[256]; /* transport error ("connection refused", "timed out") when status == 0 */
 };
 
 struct http_request {
 	const char *socket_path;
-	const char *method;       /* "GET", "POST", "PUT", "DELETE" */
-	const char *path;         /* "/v1/status?x=1" */
-	const char *body;         /* NULL for none */
+	const char *method;	  /* "GET", "POST", "PUT", "DELETE" */
+	const char *path;	  /* "/v1/status?x=1" */
+	const char *body;	  /* NULL for none */
 	const char *content_type; /* default application/json when body != NULL */
-	long timeout_ms;          /* 0 = no limit */
+	long timeout_ms;	  /* 0 = no limit */
 	/* Streaming callback for long responses (docker pull progress); NULL = buffer the body. */
 	int (*on_chunk)(const char *data, size_t len, void *ctx);
 	void *ctx;

@@ -3,6 +3,7 @@
 #include "commands.h"
 #include "log.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,17 +14,17 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{"list", cmd_list, "every instance: status, RAM-holding pid, footprint, ratchet gap"},
-	{"footprint", cmd_footprint, "footprint of the process holding the VM's RAM"},
-	{"idle", cmd_idle, "idle CPU of the VM process per interval (min/median/max)"},
-	{"disk", cmd_disk, "bytes written by the VM process, the guest, and ha.stderr.log"},
-	{"wakeups", cmd_wakeups, "who wakes the guest (through vmcost-agent)"},
-	{"doctor", cmd_doctor, "idle checks of the guest plus host checks"},
-	{"trim", cmd_trim, "trim guest page cache now; host footprint before and after"},
-	{"balloon", cmd_balloon, "query or set the balloon target (qemu)"},
-	{"env", cmd_env, "DOCKER_HOST and testcontainers exports for an instance"},
-	{"memtest", cmd_memtest, "the real RAM cost: load, trim, pressure, stop"},
-	{"load", cmd_load, "the published load table: pgbench through the Docker API"},
+    {"list", cmd_list, "every instance: status, RAM-holding pid, footprint, ratchet gap"},
+    {"footprint", cmd_footprint, "footprint of the process holding the VM's RAM"},
+    {"idle", cmd_idle, "idle CPU of the VM process per interval (min/median/max)"},
+    {"disk", cmd_disk, "bytes written by the VM process, the guest, and ha.stderr.log"},
+    {"wakeups", cmd_wakeups, "who wakes the guest (through vmcost-agent)"},
+    {"doctor", cmd_doctor, "idle checks of the guest plus host checks"},
+    {"trim", cmd_trim, "trim guest page cache now; host footprint before and after"},
+    {"balloon", cmd_balloon, "query or set the balloon target (qemu)"},
+    {"env", cmd_env, "DOCKER_HOST and testcontainers exports for an instance"},
+    {"memtest", cmd_memtest, "the real RAM cost: load, trim, pressure, stop"},
+    {"load", cmd_load, "the published load table: pgbench through the Docker API"},
 };
 
 static void usage(FILE *f)
@@ -32,12 +33,15 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\nEvery command takes --json. Instances are found in $LIMA_HOME (default "
-	           "~/.lima).\nRun 'vmcost COMMAND --help' for its options.\n");
+		   "~/.lima).\nRun 'vmcost COMMAND --help' for its options.\n");
 }
 
 int main(int argc, char **argv)
 {
 	vmc_log_init("vmcost");
+	/* A closed pipe (vmcost list | head) or a vanished socket peer is an error we report, not
+	 * a reason to die silently. */
+	signal(SIGPIPE, SIG_IGN);
 	int first = 1;
 	while (first < argc && argv[first][0] == '-') {
 		const char *opt = argv[first];
@@ -48,7 +52,8 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return VMC_EXIT_OK;
 		} else if (strcmp(opt, "-v") == 0 || strcmp(opt, "--verbose") == 0) {
-			vmc_log_set_level(vmc_log_level() < VMC_LOG_INFO ? VMC_LOG_INFO : VMC_LOG_DEBUG);
+			vmc_log_set_level(vmc_log_level() < VMC_LOG_INFO ? VMC_LOG_INFO
+									 : VMC_LOG_DEBUG);
 		} else {
 			usage(stderr);
 			die(VMC_EXIT_USAGE, "unknown option \"%s\"", opt);

@@ -69,5 +69,11 @@ int platform_proc_detail(pid_t pid, struct platform_proc_detail *out);
 bool platform_has_responsibility(void);
 /* Owner (effective uid) of a process, for "another user's VM" messages; -1 if unknown. */
 int platform_proc_uid(pid_t pid, uid_t *uid);
+/*
+ * Context switches summed over every thread of the process (Linux: /proc/PID/task/N/status),
+ * the Linux stand-in for macOS's wakeup counters: each voluntary switch is a sleep and a wakeup.
+ * ENOTSUP where the OS does not expose them.
+ */
+int platform_proc_switches(pid_t pid, uint64_t *voluntary, uint64_t *involuntary);
 
 #endif

@@ -10,7 +10,9 @@
 #include "procfs.h"
 #include "procpid.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -158,4 +160,43 @@ pid_t platform_responsible_pid(pid_t pid)
 bool platform_has_responsibility(void)
 {
 	return false;
+}
+
+int platform_proc_switches(pid_t pid, uint64_t *voluntary, uint64_t *involuntary)
+{
+	*voluntary = *involuntary = 0;
+	char dir[4096];
+	if (!vmc_fs_path(dir, sizeof dir, "/proc/%ld/task", (long)pid)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	DIR *d = opendir(dir);
+	if (!d) {
+		errno = proc_errno();
+		return -1;
+	}
+	struct dirent *e;
+	size_t threads = 0;
+	while ((e = readdir(d))) {
+		char *end;
+		long tid = strtol(e->d_name, &end, 10);
+		if (end == e->d_name || *end || tid <= 0)
+			continue;
+		char path[128], buf[8192];
+		snprintf(path, sizeof path, "/proc/%ld/task/%ld/status", (long)pid, tid);
+		struct vmc_proc_status st;
+		/* A thread that exited between readdir and open simply no longer counts. */
+		if (vmc_fs_read_buf(path, buf, sizeof buf, NULL) < 0 ||
+		    vmc_proc_status_parse(buf, &st) < 0 || !st.has_ctxt)
+			continue;
+		*voluntary += st.voluntary_ctxt_switches;
+		*involuntary += st.nonvoluntary_ctxt_switches;
+		threads++;
+	}
+	closedir(d);
+	if (threads == 0) {
+		errno = ESRCH;
+		return -1;
+	}
+	return 0;
 }

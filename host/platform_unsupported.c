@@ -86,3 +86,11 @@ bool platform_has_responsibility(void)
 {
 	return false;
 }
+
+int platform_proc_switches(pid_t pid, uint64_t *voluntary, uint64_t *involuntary)
+{
+	(void)pid;
+	*voluntary = *involuntary = 0;
+	errno = ENOTSUP;
+	return -1;
+}
