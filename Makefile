@@ -213,15 +213,19 @@ deps-ensure:
 deps-check:
 	@mk/deps.sh check build
 
+# Every stage runs even when an earlier one failed; a stage that fails outside its suites (a
+# build error) is logged as one failed test so the total line cannot hide it.
+stage = $(MAKE) -k --no-print-directory $(1) || { rc=1; mkdir -p $(B)/logs; \
+	printf 'stage %s failed\n0 passed, 1 failed\n' $(1) > $(B)/logs/stage-$(1).log; }
 check: deps-ensure
 	@rm -rf $(B)/logs
 	@rc=0; \
 	$(MAKE) --no-print-directory $(ALL_BINS) || exit 1; \
-	$(MAKE) --no-print-directory -k unit || rc=1; \
-	$(MAKE) --no-print-directory darwin-check || rc=1; \
-	$(MAKE) --no-print-directory lint || rc=1; \
-	$(MAKE) --no-print-directory script-tests || rc=1; \
-	if [ "$(UNAME_S)" = Linux ]; then $(MAKE) --no-print-directory lab-check || rc=1; fi; \
+	$(call stage,unit); \
+	$(call stage,darwin-check); \
+	$(call stage,lint); \
+	$(call stage,script-tests); \
+	if [ "$(UNAME_S)" = Linux ]; then $(call stage,lab-check); fi; \
 	tests/total $(B)/logs || rc=1; exit $$rc
 
 demo: deps-ensure
