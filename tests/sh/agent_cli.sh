@@ -1,0 +1,159 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# vmcost-agent run, without a VM: exit codes and messages for bad flags and bad configs, and the
+# daemon's life on this machine (socket mode, API answers, SIGTERM/SIGINT remove the socket, a
+# second agent is refused, a stale socket is replaced). AGENT_BIN selects the binary.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+agent=${AGENT_BIN:-guest-agent/vmcost-agent}
+passed=0 failed=0
+tmp=$(mktemp -d)
+daemon_pid=
+
+cleanup() {
+	[ -z "$daemon_pid" ] || kill -9 "$daemon_pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+
+ok() {
+	passed=$((passed + 1))
+	echo "ok   $1"
+}
+fail() {
+	failed=$((failed + 1))
+	echo "FAIL $1"
+}
+
+# expect NAME CODE TEXT CMD...: exit status CODE and TEXT in stderr.
+expect() {
+	name=$1 code=$2 text=$3
+	shift 3
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -eq "$code" ] && grep -qF -- "$text" "$tmp/err"; then
+		ok "$name"
+	else
+		fail "$name (exit $rc, expected $code; stderr: $(head -c 300 "$tmp/err"))"
+	fi
+}
+
+config() { # file, then YAML lines
+	file=$1
+	shift
+	printf '%s\n' "$@" >"$file"
+}
+
+# wait_for TEST-EXPRESSION...: up to 5 s.
+wait_for() {
+	i=0
+	while [ $i -lt 50 ]; do
+		"$@" && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# start_daemon CONFIG: runs the agent in the background, sets daemon_pid.
+start_daemon() {
+	"$agent" run --config "$1" >"$tmp/daemon.out" 2>"$tmp/daemon.err" &
+	daemon_pid=$!
+}
+
+# stop_daemon SIGNAL: returns the daemon's exit status (124 if it did not exit in 5 s).
+stop_daemon() {
+	kill "-$1" "$daemon_pid"
+	i=0
+	while kill -0 "$daemon_pid" 2>/dev/null && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if kill -0 "$daemon_pid" 2>/dev/null; then
+		kill -9 "$daemon_pid"
+		wait "$daemon_pid" 2>/dev/null
+		daemon_pid=
+		return 124
+	fi
+	wait "$daemon_pid"
+	rc=$?
+	daemon_pid=
+	return "$rc"
+}
+
+http_status() { # METHOD PATH -> prints the status code
+	curl -s -o "$tmp/body" -w '%{http_code}' --unix-socket "$sock" -X "$1" "http://localhost$2"
+}
+
+if [ ! -x "$agent" ]; then
+	echo "agent_cli: $agent is not built (make agent, or AGENT_BIN=...)" >&2
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+# ---- bad command lines and configs ------------------------------------------------------------
+expect "unknown run option is a usage error" 2 "unknown option" "$agent" run --bogus
+expect "--config without a file is a usage error" 2 "--config needs a file" "$agent" run --config
+expect "a missing --config file is exit 8" 8 "cannot read" "$agent" run --config "$tmp/absent.yaml"
+config "$tmp/unknown.yaml" "interval: 10m" "# comment" "flor: 1G"
+expect "an unknown key names file, line and key" 8 "unknown.yaml:3: key \"flor\": unknown key" \
+	"$agent" run --config "$tmp/unknown.yaml"
+config "$tmp/value.yaml" "socket-mode: 0999"
+expect "a bad value names file, line and key" 8 "value.yaml:1: key \"socket-mode\"" \
+	"$agent" run --config "$tmp/value.yaml"
+config "$tmp/syntax.yaml" "interval: [10m"
+expect "a YAML syntax error names the file" 8 "syntax.yaml: line" \
+	"$agent" run --config "$tmp/syntax.yaml"
+config "$tmp/nodir.yaml" "socket: $tmp/no/such/dir/agent.sock" "socket-group: root"
+expect "a socket in a missing directory fails to start" 1 "its directory does not exist" \
+	"$agent" run --config "$tmp/nodir.yaml"
+if [ -e "$tmp/no" ]; then fail "nothing created for the missing directory"; else ok "nothing created for the missing directory"; fi
+
+# ---- the daemon's life -------------------------------------------------------------------------
+sock=$tmp/agent.sock
+config "$tmp/agent.yaml" "socket: $sock" "socket-group: root" "socket-mode: 0640" "interval: 1h"
+start_daemon "$tmp/agent.yaml"
+if wait_for test -S "$sock"; then ok "the daemon creates its socket"; else fail "the daemon creates its socket ($(cat "$tmp/daemon.err"))"; fi
+mode=$(stat -c '%a %g' "$sock" 2>/dev/null)
+if [ "$mode" = "640 0" ]; then ok "socket mode and group from the config"; else fail "socket mode and group from the config (got $mode)"; fi
+if command -v curl >/dev/null 2>&1; then
+	code=$(http_status GET /v1/version)
+	if [ "$code" = 200 ] && grep -q '"api": 1' "$tmp/body"; then ok "GET /v1/version answers"; else fail "GET /v1/version answers ($code: $(cat "$tmp/body"))"; fi
+	code=$(http_status POST /v1/status)
+	if [ "$code" = 405 ] && grep -q '"error"' "$tmp/body"; then ok "a wrong method is a JSON 405"; else fail "a wrong method is a JSON 405 ($code)"; fi
+else
+	fail "curl is needed for the API checks (apt-get install curl)"
+fi
+expect "a second agent on the same socket is refused" 1 "another process is serving" \
+	"$agent" run --config "$tmp/agent.yaml"
+if [ -S "$sock" ] && kill -0 "$daemon_pid" 2>/dev/null; then ok "the first agent keeps its socket"; else fail "the first agent keeps its socket"; fi
+stop_daemon TERM
+rc=$?
+if [ "$rc" -eq 0 ]; then ok "SIGTERM: exit 0"; else fail "SIGTERM: exit 0 (got $rc)"; fi
+if [ ! -e "$sock" ]; then ok "SIGTERM removes the socket"; else fail "SIGTERM removes the socket"; fi
+
+# A killed agent leaves its socket behind; the next one replaces it.
+start_daemon "$tmp/agent.yaml"
+wait_for test -S "$sock"
+kill -9 "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null
+daemon_pid=
+if [ -S "$sock" ]; then ok "SIGKILL leaves a stale socket"; else fail "SIGKILL leaves a stale socket"; fi
+start_daemon "$tmp/agent.yaml"
+if wait_for sh -c "kill -0 $daemon_pid && curl -sf -o /dev/null --unix-socket '$sock' http://localhost/v1/version"; then
+	ok "a stale socket is replaced"
+else
+	fail "a stale socket is replaced ($(cat "$tmp/daemon.err"))"
+fi
+stop_daemon INT
+rc=$?
+if [ "$rc" -eq 0 ] && [ ! -e "$sock" ]; then ok "SIGINT: exit 0, socket removed"; else fail "SIGINT: exit 0, socket removed (exit $rc)"; fi
+
+# A regular file at the socket path is somebody's data: refuse, keep it.
+echo precious >"$sock"
+expect "a regular file at the socket path is refused" 1 "exists and is not a socket" \
+	"$agent" run --config "$tmp/agent.yaml"
+if [ "$(cat "$sock")" = precious ]; then ok "the file is kept"; else fail "the file is kept"; fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
