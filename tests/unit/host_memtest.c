@@ -1,0 +1,480 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * memtest and load without a VM: pgbench output (recorded from pgbench 15), the fill script run
+ * on this machine in a temp dir, the report rendered from recorded lab documents, results file
+ * naming, limactl_run against a fake limactl, and the commands' exit codes on fake instances.
+ */
+#include "check.h"
+#include "commands.h"
+#include "limactl_run.h"
+#include "log.h"
+#include "memtest_report.h"
+#include "results.h"
+#include "workload.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FIX "tests/unit/fixtures/memtest"
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *buf = malloc((size_t)n + 1);
+	size_t got = fread(buf, 1, (size_t)n, f);
+	buf[got] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static int write_file(const char *path, const char *text, mode_t mode)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs(text, f);
+	fclose(f);
+	return chmod(path, mode);
+}
+
+/* ---- pgbench -------------------------------------------------------------------------------- */
+
+TEST(pgbench_summary_8_clients)
+{
+	char *out = slurp(FIX "/pgbench-15-c8.out");
+	struct pg_run run = {0};
+	CHECK_INT(pgbench_parse(out, &run), 0);
+	CHECK_DBL(run.tps, 313.340186, 1e-6);
+	CHECK(run.has_latency);
+	CHECK_DBL(run.latency_ms, 25.060, 1e-9);
+	CHECK_U64(run.transactions, 1554);
+	free(out);
+}
+
+TEST(pgbench_summary_1_client)
+{
+	char *out = slurp(FIX "/pgbench-15-c1.out");
+	struct pg_run run = {0};
+	CHECK_INT(pgbench_parse(out, &run), 0);
+	CHECK_DBL(run.tps, 216.516107, 1e-6);
+	CHECK_DBL(run.latency_ms, 4.619, 1e-9);
+	CHECK_U64(run.transactions, 638);
+	free(out);
+}
+
+TEST(pgbench_init_output_has_no_tps)
+{
+	char *out = slurp(FIX "/pgbench-15-init.out");
+	struct pg_run run = {0};
+	CHECK_INT(pgbench_parse(out, &run), -1);
+	CHECK_INT(pgbench_parse(NULL, &run), -1);
+	/* "tps =" only counts at a line start, not inside a progress line. */
+	CHECK_INT(pgbench_parse("progress: 5.0 s, 812.4 tps = nothing\n", &run), -1);
+	free(out);
+}
+
+/* ---- fill ----------------------------------------------------------------------------------- */
+
+TEST(fill_parse)
+{
+	struct fill_result r = {0};
+	CHECK_INT(workload_fill_parse("noise\nvmcost-fill tmpfs_mib=1024 cache_mib=1024\n", &r), 0);
+	CHECK_U64(r.tmpfs_bytes, 1024ull << 20);
+	CHECK_U64(r.cache_bytes, 1024ull << 20);
+	CHECK_INT(workload_fill_parse("vmcost-fill tmpfs_mib=x\n", &r), -1);
+	CHECK_INT(workload_fill_parse("", &r), -1);
+}
+
+/* The guest script is plain sh: run it here on a temp "tmpfs" and files dir. */
+TEST(fill_script_runs_and_cleans_up)
+{
+	char root[] = "/tmp/vmcost-fill-XXXXXX";
+	CHECK(mkdtemp(root) != NULL);
+	char shm[128], dir[128], script[128], cmd[512];
+	snprintf(shm, sizeof shm, "%s/shm", root);
+	snprintf(dir, sizeof dir, "%s/files", root);
+	mkdir(shm, 0755);
+	snprintf(script, sizeof script, "%s/fill.sh", root);
+	CHECK_INT(write_file(script, workload_fill_script, 0644), 0);
+	snprintf(cmd, sizeof cmd, "sh %s 3 %s %s > %s/out 2>&1", script, shm, dir, root);
+	CHECK_INT(system(cmd), 0);
+	snprintf(cmd, sizeof cmd, "%s/out", root);
+	char *out = slurp(cmd);
+	struct fill_result r = {0};
+	CHECK_INT(workload_fill_parse(out, &r), 0);
+	CHECK_U64(r.tmpfs_bytes, 3ull << 20);
+	free(out);
+	struct stat st;
+	snprintf(cmd, sizeof cmd, "%s/vmcost-fill.0", dir);
+	CHECK_INT(stat(cmd, &st), 0);
+	CHECK_INT(st.st_size, 3 << 20);
+	snprintf(cmd, sizeof cmd, "%s/vmcost-fill.tmp", shm);
+	CHECK(stat(cmd, &st) != 0); /* the tmpfs file was deleted again */
+	snprintf(cmd, sizeof cmd, "%s/vmcost-fill.seed", shm);
+	CHECK(stat(cmd, &st) != 0);
+
+	snprintf(script, sizeof script, "%s/clean.sh", root);
+	CHECK_INT(write_file(script, workload_fill_cleanup_script, 0644), 0);
+	snprintf(cmd, sizeof cmd, "sh %s %s %s", script, shm, dir);
+	CHECK_INT(system(cmd), 0);
+	CHECK(stat(dir, &st) != 0);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+	CHECK_INT(system(cmd), 0);
+}
+
+TEST(fill_script_rounds_to_whole_blocks)
+{
+	char root[] = "/tmp/vmcost-fill-XXXXXX";
+	CHECK(mkdtemp(root) != NULL);
+	char script[128], cmd[512];
+	snprintf(script, sizeof script, "%s/fill.sh", root);
+	CHECK_INT(write_file(script, workload_fill_script, 0644), 0);
+	snprintf(cmd, sizeof cmd, "mkdir %s/shm && sh %s 70 %s/shm %s/files > %s/out", root, script,
+		 root, root, root);
+	CHECK_INT(system(cmd), 0);
+	snprintf(cmd, sizeof cmd, "%s/out", root);
+	char *out = slurp(cmd);
+	CHECK_CONTAINS(out, "vmcost-fill tmpfs_mib=128 cache_mib=128");
+	free(out);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+	CHECK_INT(system(cmd), 0);
+}
+
+/* ---- report ------------------------------------------------------------------------------------
+ */
+
+static json_t *load_doc(const char *name)
+{
+	char path[256];
+	snprintf(path, sizeof path, FIX "/%s", name);
+	json_error_t e;
+	json_t *doc = json_load_file(path, 0, &e);
+	CHECK(doc != NULL);
+	return doc;
+}
+
+static char *render(const json_t *doc, bool markdown)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (markdown)
+		CHECK_INT(memtest_report_markdown(f, doc), 0);
+	else
+		memtest_report_human(f, doc, false);
+	fclose(f);
+	return buf;
+}
+
+TEST(report_human_from_recorded_lab_run)
+{
+	json_t *doc = load_doc("doc-fill-pressure.json");
+	char *out = render(doc, false);
+	CHECK_CONTAINS(out, "vmcost memtest mt1: the real RAM cost of the VM");
+	CHECK_CONTAINS(out,
+		       "RAM freed on the host by stopping the VM (its real cost)  +342 MiB free "
+		       "(+243 MiB available)");
+	CHECK_CONTAINS(out, "VM footprint before stop                                  307 MiB "
+			    "(peak 853 MiB)");
+	CHECK_CONTAINS(out,
+		       "conclusive: 2.00 GiB held 5 s, canary 133168 of 262144 pages discarded");
+	CHECK_CONTAINS(out, "before stop");
+	CHECK_CONTAINS(out, "(gone)");
+	CHECK_CONTAINS(out, "n/a (no memory compressor on this host)");
+	CHECK(strstr(out, "\033[") == NULL); /* no escapes without color */
+	free(out);
+	json_decref(doc);
+}
+
+TEST(report_markdown_names_machine_versions_and_svg)
+{
+	json_t *doc = load_doc("doc-fill-noballoon.json");
+	char *md = render(doc, true);
+	CHECK_CONTAINS(md, "# vmcost memtest: mt2, ");
+	CHECK_CONTAINS(md, "- Machine: Debian GNU/Linux 12 (bookworm)");
+	CHECK_CONTAINS(md, "- Lima: limactl version 2.2.0 (vmcost lab stand-in); vmType qemu");
+	CHECK_CONTAINS(md,
+		       "| RAM freed on the host by stopping the VM (its real cost) | +1.12 GiB");
+	CHECK_CONTAINS(md, "| pressure | - | - | - | - | - | skipped (--pressure none) |");
+	CHECK_CONTAINS(md, "![memtest timeline of mt2](memtest-mt2-");
+	CHECK_CONTAINS(md, ".svg)");
+	free(md);
+	json_decref(doc);
+}
+
+TEST(pressure_text_variants)
+{
+	json_t *doc = json_pack("{s:{s:s, s:i, s:i}, s:{s:i, s:f}}", "result", "pressure",
+				"INCONCLUSIVE", "canary_pages", 262144, "canary_discarded", 0,
+				"settings", "pressure", 64 << 20, "pressure_hold_s", 40.0);
+	char buf[400];
+	memtest_pressure_text(doc, buf, sizeof buf);
+	CHECK_CONTAINS(buf, "INCONCLUSIVE: 64.0 MiB held 40 s never made the host discard");
+	CHECK_CONTAINS(buf, "raise --pressure");
+	json_object_set_new(json_object_get(doc, "result"), "pressure", json_string("skipped"));
+	memtest_pressure_text(doc, buf, sizeof buf);
+	CHECK_STR(buf, "skipped (--pressure none)");
+	json_decref(doc);
+}
+
+TEST(doc_paths)
+{
+	json_t *doc = load_doc("doc-fill-pressure.json");
+	double v = 0;
+	CHECK(memtest_num(doc, "result.ram_freed_by_stop", &v));
+	CHECK_DBL(v, 358100992, 0.5);
+	CHECK(!memtest_num(doc, "result.nothing", &v));
+	CHECK(!memtest_num(doc, "instance.name", &v)); /* a string is not a number */
+	CHECK_STR(memtest_str(doc, "instance.vm_type"), "qemu");
+	json_decref(doc);
+}
+
+/* ---- results -----------------------------------------------------------------------------------
+ */
+
+TEST(results_names_and_atomic_write)
+{
+	char dir[] = "/tmp/vmcost-results-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	char sub[128], err[256], base[256];
+	snprintf(sub, sizeof sub, "%s/a/b", dir);
+	CHECK_INT(results_ensure_dir(sub, err, sizeof err), VMC_EXIT_OK);
+	struct tm tm = {.tm_year = 126,
+			.tm_mon = 11,
+			.tm_mday = 2,
+			.tm_hour = 11,
+			.tm_min = 5,
+			.tm_sec = 9,
+			.tm_isdst = -1};
+	time_t when = mktime(&tm);
+	CHECK_INT(results_base(sub, "memtest", "dev", when, base, sizeof base), 0);
+	char expect[256];
+	snprintf(expect, sizeof expect, "%s/memtest-dev-20261202-110509", sub);
+	CHECK(strcmp(base, expect) == 0);
+	char path[300];
+	snprintf(path, sizeof path, "%s.json", base);
+	json_t *doc = json_pack("{s:i}", "x", 1);
+	CHECK_INT(results_write_json(path, doc), 0);
+	json_decref(doc);
+	char *text = slurp(path);
+	CHECK_STR(text, "{\n  \"x\": 1\n}\n");
+	free(text);
+	snprintf(path, sizeof path, "%s.json.tmp", base);
+	CHECK(access(path, F_OK) != 0);
+	char small[8];
+	CHECK_INT(results_base(sub, "memtest", "dev", when, small, sizeof small), -1);
+	char cmd[300];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	CHECK_INT(system(cmd), 0);
+	CHECK_INT(results_ensure_dir("/proc/vmcost-cannot", err, sizeof err), VMC_EXIT_FAILURE);
+	CHECK_CONTAINS(err, "--results DIR");
+}
+
+TEST(machine_description)
+{
+	json_t *m = results_machine();
+	CHECK(json_is_string(json_object_get(m, "kernel")));
+	CHECK(json_integer_value(json_object_get(m, "cpus")) > 0);
+	CHECK(json_integer_value(json_object_get(m, "memory")) > 0);
+	char line[512];
+	results_machine_line(m, line, sizeof line);
+	CHECK_CONTAINS(line, "RAM");
+	json_decref(m);
+}
+
+/* ---- limactl_run and the commands, with a fake limactl on PATH ----------------------------------
+ */
+
+static char fake_bin[64];
+static char fake_home[64];
+
+static void fake_limactl(const char *body)
+{
+	char path[128];
+	snprintf(path, sizeof path, "%s/limactl", fake_bin);
+	char script[2048];
+	snprintf(script, sizeof script, "#!/bin/sh\n%s\n", body);
+	CHECK_INT(write_file(path, script, 0755), 0);
+}
+
+TEST(limactl_run_captures_output_and_status)
+{
+	fake_limactl("echo \"out $*\"; echo 'level=fatal msg=\"boom\"' >&2; exit 3");
+	const char *args[] = {"shell", "dev", "cat", "/proc/meminfo", NULL};
+	struct limactl_result r;
+	CHECK_INT(limactl_run(args, 5000, NULL, &r), 0);
+	CHECK_INT(r.exit_code, 3);
+	CHECK_STR(r.out, "out shell dev cat /proc/meminfo\n");
+	char last[128];
+	limactl_last_line(r.err, last, sizeof last);
+	CHECK_STR(last, "level=fatal msg=\"boom\"");
+	CHECK(!r.timed_out && !r.interrupted);
+	limactl_result_free(&r);
+}
+
+TEST(limactl_run_timeout_kills_the_whole_group)
+{
+	/* A grandchild holding the pipes open must not keep us waiting. */
+	fake_limactl("sleep 30 & sleep 30");
+	const char *args[] = {"shell", "dev", NULL};
+	struct limactl_result r;
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	CHECK_INT(limactl_run(args, 300, NULL, &r), 0);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	CHECK(r.timed_out);
+	CHECK_INT(r.exit_code, 128 + SIGTERM);
+	CHECK(b.tv_sec - a.tv_sec < 5);
+	limactl_result_free(&r);
+}
+
+TEST(limactl_run_stop_flag_interrupts)
+{
+	fake_limactl("sleep 30");
+	volatile sig_atomic_t stop = 1;
+	const char *args[] = {"shell", "dev", NULL};
+	struct limactl_result r;
+	CHECK_INT(limactl_run(args, 0, &stop, &r), 0);
+	CHECK(r.interrupted);
+	limactl_result_free(&r);
+}
+
+TEST(version_line_of_limactl)
+{
+	fake_limactl("[ \"$1\" = --version ] && echo 'limactl version 2.2.0' && exit 0; exit 1");
+	char v[64];
+	limactl_version_line(v, sizeof v);
+	CHECK_STR(v, "limactl version 2.2.0");
+	fake_limactl("exit 1");
+	limactl_version_line(v, sizeof v);
+	CHECK_STR(v, "limactl version unknown");
+}
+
+/* An instance directory as Lima leaves it; running = pid files of live processes. */
+static void fake_instance(const char *name, pid_t pid)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/%s", fake_home, name);
+	mkdir(path, 0755);
+	snprintf(path, sizeof path, "%s/%s/lima.yaml", fake_home, name);
+	write_file(path, "vmType: qemu\narch: x86_64\ncpus: 2\nmemory: 2GiB\n", 0644);
+	char pidtext[32];
+	snprintf(pidtext, sizeof pidtext, "%d\n", (int)pid);
+	snprintf(path, sizeof path, "%s/%s/qemu.pid", fake_home, name);
+	if (pid)
+		write_file(path, pidtext, 0644);
+	snprintf(path, sizeof path, "%s/%s/ha.pid", fake_home, name);
+	if (pid)
+		write_file(path, pidtext, 0644);
+}
+
+/* Runs a command in a child with stdin from /dev/null and no limactl on PATH. */
+static int run_command(int (*cmd)(int, char **), const char *const *args)
+{
+	pid_t child = fork();
+	if (child == 0) {
+		int null = open("/dev/null", O_RDWR);
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		setenv("PATH", "/usr/bin:/bin", 1);
+		setenv("LIMA_HOME", fake_home, 1);
+		int argc = 0;
+		char *argv[32];
+		while (args[argc]) {
+			argv[argc] = (char *)args[argc];
+			argc++;
+		}
+		argv[argc] = NULL;
+		_exit(cmd(argc, argv));
+	}
+	int status = 0;
+	waitpid(child, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(memtest_exit_codes)
+{
+	fake_instance("stopped", 0);
+	fake_instance("running", getpid());
+	const char *help[] = {"memtest", "--help", NULL};
+	CHECK_INT(run_command(cmd_memtest, help), VMC_EXIT_OK);
+	const char *none[] = {"memtest", NULL};
+	CHECK_INT(run_command(cmd_memtest, none), VMC_EXIT_USAGE);
+	const char *bad[] = {"memtest", "running", "--workload", "nope", NULL};
+	CHECK_INT(run_command(cmd_memtest, bad), VMC_EXIT_USAGE);
+	const char *badsize[] = {"memtest", "running", "--size", "lots", NULL};
+	CHECK_INT(run_command(cmd_memtest, badsize), VMC_EXIT_USAGE);
+	const char *pgsize[] = {"memtest", "running", "--workload", "pgbench",
+				"--size",  "1G",      NULL};
+	CHECK_INT(run_command(cmd_memtest, pgsize), VMC_EXIT_USAGE);
+	const char *unknown[] = {"memtest", "nosuch", "--yes", NULL};
+	CHECK_INT(run_command(cmd_memtest, unknown), VMC_EXIT_NO_INSTANCE);
+	const char *stopped[] = {"memtest", "stopped", "--yes", NULL};
+	CHECK_INT(run_command(cmd_memtest, stopped), VMC_EXIT_STOPPED);
+	/* Running, but stdin is no terminal and --yes is missing: refuse before doing anything. */
+	const char *noyes[] = {"memtest", "running", "--pressure", "none", NULL};
+	CHECK_INT(run_command(cmd_memtest, noyes), VMC_EXIT_USAGE);
+	const char *toobig[] = {"memtest", "running", "--workload", "fill",
+				"--size",  "1900M",   "--yes",	    NULL};
+	CHECK_INT(run_command(cmd_memtest, toobig), VMC_EXIT_USAGE);
+}
+
+TEST(load_exit_codes)
+{
+	const char *help[] = {"load", "--help", NULL};
+	CHECK_INT(run_command(cmd_load, help), VMC_EXIT_OK);
+	const char *stopped[] = {"load", "stopped", NULL};
+	CHECK_INT(run_command(cmd_load, stopped), VMC_EXIT_STOPPED);
+	const char *bad[] = {"load", "running", "--clients", "0", NULL};
+	CHECK_INT(run_command(cmd_load, bad), VMC_EXIT_USAGE);
+	const char *interval[] = {"load", "running", "--idle", "10", "--interval", "20", NULL};
+	CHECK_INT(run_command(cmd_load, interval), VMC_EXIT_USAGE);
+	/* Running, but no docker.sock: the Docker error, with its exit code. */
+	const char *nodocker[] = {"load", "running", "--results", "none", NULL};
+	CHECK_INT(run_command(cmd_load, nodocker), VMC_EXIT_DOCKER);
+}
+
+int main(void)
+{
+	vmc_log_init("host_memtest");
+	snprintf(fake_bin, sizeof fake_bin, "/tmp/vmcost-bin-XXXXXX");
+	snprintf(fake_home, sizeof fake_home, "/tmp/vmcost-home-XXXXXX");
+	if (!mkdtemp(fake_bin) || !mkdtemp(fake_home))
+		return 1;
+	char path[4096];
+	snprintf(path, sizeof path, "%s:%s", fake_bin, getenv("PATH") ? getenv("PATH") : "/bin");
+	setenv("PATH", path, 1);
+	RUN(pgbench_summary_8_clients);
+	RUN(pgbench_summary_1_client);
+	RUN(pgbench_init_output_has_no_tps);
+	RUN(fill_parse);
+	RUN(fill_script_runs_and_cleans_up);
+	RUN(fill_script_rounds_to_whole_blocks);
+	RUN(report_human_from_recorded_lab_run);
+	RUN(report_markdown_names_machine_versions_and_svg);
+	RUN(pressure_text_variants);
+	RUN(doc_paths);
+	RUN(results_names_and_atomic_write);
+	RUN(machine_description);
+	RUN(limactl_run_captures_output_and_status);
+	RUN(limactl_run_timeout_kills_the_whole_group);
+	RUN(limactl_run_stop_flag_interrupts);
+	RUN(version_line_of_limactl);
+	RUN(memtest_exit_codes);
+	RUN(load_exit_codes);
+	char cmd[256];
+	snprintf(cmd, sizeof cmd, "rm -rf %s %s", fake_bin, fake_home);
+	if (system(cmd) != 0)
+		return 1;
+	return check_done();
+}
