@@ -131,11 +131,11 @@ $(MHD_STATIC)/lib/libmicrohttpd.a: | lab/build-static-deps
 agent-static: $(AGENT_STATIC_BIN)
 $(AGENT_STATIC_BIN): $(call objs,static,guest-agent/main.c $(AGENT_CORE_SRC) $(LIB_SRC)) \
 		$(MHD_STATIC)/lib/libmicrohttpd.a
-	$(CC) -static -O2 -o $@ $(call objs,static,guest-agent/main.c $(AGENT_CORE_SRC) $(LIB_SRC)) \
+	$(call say,LD-STA,$@)$(CC) -static -O2 -o $@ $(call objs,static,guest-agent/main.c $(AGENT_CORE_SRC) $(LIB_SRC)) \
 		$(MHD_STATIC)/lib/libmicrohttpd.a -l:libyaml.a -l:libjansson.a -lm -lpthread
 $(B)/static/%.o: %.c $(MHD_STATIC)/lib/libmicrohttpd.a
 	@mkdir -p $(@D)
-	$(CC) -O2 -g -I$(MHD_STATIC)/include $(BASE_CFLAGS) -MMD -MP -c $< -o $@
+	$(call say,CC-STA,$<)$(CC) -O2 -g -I$(MHD_STATIC)/include $(BASE_CFLAGS) -MMD -MP -c $< -o $@
 
 # ---- tests -----------------------------------------------------------------------------------
 # tests/unit/lib_*.c link lib only; host_*.c add the host core; agent_*.c the agent core.
