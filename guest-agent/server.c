@@ -142,7 +142,7 @@ static json_t *body_object(const struct server_request *req, const char *const *
 		for (const char *const *k = known; *k; k++)
 			ok = ok || strcmp(key, *k) == 0;
 		if (!ok) {
-			server_error(reply, 400, "unknown option \"%s\" (options: %s)", key,
+			server_error(reply, 400, "unknown option \"%s\" (expected {%s})", key,
 				     known_list);
 			json_decref(obj);
 			return NULL;
