@@ -10,12 +10,10 @@
 #include "jsonutil.h"
 #include "log.h"
 #include "server.h"
-#include "units.h"
 
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
-#include <stdint.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,25 +69,6 @@ static void set_timer_slack(double interval_s)
 		warn("cannot set timer slack:");
 }
 
-/* One line per trim that did something; a skipped (busy) interval only at debug level. */
-static void log_trim(const json_t *doc)
-{
-	const char *decision = vmc_json_get_str(doc, "decision");
-	const char *reason = vmc_json_get_str(doc, "reason");
-	if (!json_is_true(json_object_get(doc, "ran"))) {
-		debug("trim %s: %s", decision ? decision : "skipped", reason ? reason : "");
-		return;
-	}
-	uint64_t freed = 0, reclaimed = 0;
-	vmc_json_get_u64(doc, "freed_bytes", &freed);
-	vmc_json_get_u64(doc, "reclaimed_bytes", &reclaimed);
-	const char *method = vmc_json_get_str(doc, "method");
-	char f[32], r[32];
-	info("trim: %s freed %s (%s reclaimed)%s", method ? method : "?",
-	     vmc_format_bytes(freed, f, sizeof f), vmc_format_bytes(reclaimed, r, sizeof r),
-	     json_is_true(json_object_get(doc, "compacted")) ? ", compacted" : "");
-}
-
 static void timed_trim(struct agent_state *st, const struct agent_config *cfg)
 {
 	char err[256] = "";
@@ -98,7 +77,7 @@ static void timed_trim(struct agent_state *st, const struct agent_config *cfg)
 		warn("trim failed: %s", err[0] ? err : "unknown error");
 		return;
 	}
-	log_trim(doc);
+	server_log_trim(doc, "timer");
 	json_decref(doc);
 }
 

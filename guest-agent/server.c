@@ -7,6 +7,7 @@
  */
 #include "server.h"
 
+#include "jsonutil.h"
 #include "log.h"
 #include "procfs.h"
 #include "units.h"
@@ -221,6 +222,26 @@ static void get_wakeups(const struct server_ctx *ctx, const struct server_reques
 	core_reply(ctx->ops->wakeups(seconds, err, sizeof err), err, reply);
 }
 
+void server_log_trim(const json_t *doc, const char *origin)
+{
+	const char *decision = vmc_json_get_str(doc, "decision");
+	const char *reason = vmc_json_get_str(doc, "reason");
+	if (!json_is_true(json_object_get(doc, "ran"))) {
+		debug("trim (%s) %s: %s", origin, decision ? decision : "skipped",
+		      reason ? reason : "");
+		return;
+	}
+	uint64_t freed = 0, reclaimed = 0;
+	vmc_json_get_u64(doc, "freed_bytes", &freed);
+	vmc_json_get_u64(doc, "reclaimed_bytes", &reclaimed);
+	const char *method = vmc_json_get_str(doc, "method");
+	char f[32], r[32];
+	info("trim (%s%s): %s freed %s (%s reclaimed)%s", origin,
+	     json_is_true(json_object_get(doc, "forced")) ? ", forced" : "", method ? method : "?",
+	     vmc_format_bytes(freed, f, sizeof f), vmc_format_bytes(reclaimed, r, sizeof r),
+	     json_is_true(json_object_get(doc, "compacted")) ? ", compacted" : "");
+}
+
 static void post_trim(const struct server_ctx *ctx, const struct server_request *req,
 		      struct server_reply *reply)
 {
@@ -240,7 +261,10 @@ static void post_trim(const struct server_ctx *ctx, const struct server_request 
 	if (rc < 0)
 		return;
 	/* agent_trim lowers this thread to SCHED_IDLE / idle I/O for the pass itself. */
-	core_reply(ctx->ops->trim(ctx->st, ctx->cfg, dry_run, force, err, sizeof err), err, reply);
+	json_t *doc = ctx->ops->trim(ctx->st, ctx->cfg, dry_run, force, err, sizeof err);
+	if (doc)
+		server_log_trim(doc, "API");
+	core_reply(doc, err, reply);
 }
 
 static void get_balloon(const struct server_ctx *ctx, const struct server_request *req,

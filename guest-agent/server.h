@@ -72,6 +72,9 @@ void server_route(const struct server_ctx *ctx, const struct server_request *req
 void server_error(struct server_reply *reply, unsigned status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* One syslog line per trim that ran (info), skipped ones at debug; origin: "timer", "API". */
+void server_log_trim(const json_t *doc, const char *origin);
+
 /*
  * Group for the socket: "root" and numeric ids directly, otherwise getgrnam() and, because a
  * static glibc cannot use NSS, <fs root>/etc/group read with fgetgrent(). -1 if not found.
