@@ -7,7 +7,6 @@
  */
 #include "agent.h"
 #include "config.h"
-#include "jsonutil.h"
 #include "log.h"
 #include "server.h"
 
