@@ -33,7 +33,8 @@ static const struct cli_spec spec = {
 	    "every VM thread on Linux. Leave the VM alone while it runs.\n\n"
 	    "  --pid PID  measure this process (when several vz helpers run)\n"
 	    "  --json     machine-readable output\n\n"
-	    "Example (the published kit's form): vmcost idle dev 120 60\n",
+	    "Example: vmcost idle dev 120 60   (the published kit's form: 2 minutes, 1-minute "
+	    "intervals)\n",
     .flags = CLI_PID,
     .min_args = 1,
     .max_args = 3,

@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char t_root[4096];
+static char t_root[128];
 
 /* CHECK_STR for long strings (paths): check.h's message buffer would truncate them. */
 #define CHECK_PATH(actual, expected) CHECK(strcmp((actual), (expected)) == 0)
