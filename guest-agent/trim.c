@@ -88,6 +88,14 @@ uint64_t trim_step_bytes(const struct agent_config *cfg, uint64_t mem_total)
 	return step;
 }
 
+uint64_t trim_next_ask(uint64_t remaining, uint64_t step)
+{
+	/* The kernel reclaims in batches and overshoots (6.1 in the lab: asked 128 MiB, got
+	 * 212): never ask for more than half of what is left above the floor, so it holds. */
+	uint64_t ask = remaining / 2 < step ? remaining / 2 : step;
+	return ask > TRIM_MIN_ASK ? ask : TRIM_MIN_ASK;
+}
+
 uint64_t trim_reclaimable(const struct vmc_meminfo *mi)
 {
 	return vmc_meminfo_file_cache(mi) + mi->sreclaimable;
@@ -241,11 +249,12 @@ static int reclaim_steps(struct pass *p, char *err, size_t errsize)
 	struct vmc_meminfo cur = p->before;
 	uint64_t remaining = p->target;
 	bool auto_method = p->cfg->method == TRIM_METHOD_AUTO;
-	unsigned max_steps = (unsigned)(p->target / p->step) + 2;
+	/* Full steps, then about log2(step / TRIM_MIN_ASK) halving ones, one EINVAL probe. */
+	unsigned max_steps = (unsigned)(p->target / p->step) + 14;
 	if (max_steps > TRIM_MAX_STEPS)
 		max_steps = TRIM_MAX_STEPS;
-	while (remaining > 0 && p->steps < max_steps) {
-		uint64_t ask = remaining < p->step ? remaining : p->step;
+	while (remaining >= 2 * TRIM_MIN_ASK && p->steps < max_steps) {
+		uint64_t ask = trim_next_ask(remaining, p->step);
 		char data[64];
 		if (p->format == RECLAIM_FORMAT_BYTES)
 			snprintf(data, sizeof data, "%" PRIu64, ask);
@@ -571,7 +580,10 @@ static json_t *run_pass(struct pass *p, bool dry_run, bool force, double start, 
 	}
 	if (dry_run) {
 		char t[32], s[32];
-		unsigned steps = (unsigned)((p->target + p->step - 1) / p->step);
+		unsigned steps = 0;
+		for (uint64_t left = p->target; left >= 2 * TRIM_MIN_ASK && steps < TRIM_MAX_STEPS;
+		     steps++)
+			left -= trim_next_ask(left, p->step);
 		if (strcmp(p->method, "drop_caches") == 0)
 			snprintf(reason, sizeof reason,
 				 "would drop all clean page cache (%s above the floor) via "

@@ -33,6 +33,8 @@
 #define TRIM_HISTORY_MAX 8
 /* A fresh process (the CLI) watches the CPU this long before it may call the guest idle. */
 #define TRIM_MIN_WINDOW_S 5.0
+/* Smallest memory.reclaim request; closer than twice this to the floor is close enough. */
+#define TRIM_MIN_ASK (2ull << 20)
 /* Upper bound on memory.reclaim writes in one pass, whatever floor and step say. */
 #define TRIM_MAX_STEPS 64
 /* A decision over at least this share of the interval counts as a full interval. */
@@ -72,6 +74,12 @@ void trim_judge_idle(const struct agent_config *cfg, const struct idle_inputs *i
 		     struct idle_verdict *v);
 /* The step for one memory.reclaim write: cfg->step_bytes, or MemTotal/32 in [256 MiB, 1 GiB]. */
 uint64_t trim_step_bytes(const struct agent_config *cfg, uint64_t mem_total);
+/*
+ * The next memory.reclaim request when remaining bytes are above the floor: a full step while
+ * far away, never more than half of what is left (the kernel reclaims more than asked), never
+ * less than TRIM_MIN_ASK.
+ */
+uint64_t trim_next_ask(uint64_t remaining, uint64_t step);
 /* Reclaimable without touching anon memory: Active(file) + Inactive(file) + SReclaimable. */
 uint64_t trim_reclaimable(const struct vmc_meminfo *mi);
 /* How much to reclaim so that floor bytes stay: reclaimable - floor, or 0. */
