@@ -28,8 +28,9 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Idle keep-alive connections are closed after this; longer than the longest wakeups request. */
-#define SERVER_IDLE_TIMEOUT_S 330u
+/* A connection idle this long (keep-alive, or a client that stopped sending) is closed and its
+ * thread ends. Time spent inside a handler (a long wakeups) does not count. */
+#define SERVER_IDLE_TIMEOUT_S 30u
 /* Each connection is a thread: bound their number (and so the agent's RSS). */
 #define SERVER_MAX_CONNECTIONS 16u
 /* Virtual size only; the pages a request touches are what counts in RSS. Explicit because musl's
