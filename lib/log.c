@@ -58,7 +58,8 @@ bool vmc_use_color(FILE *f)
 	return isatty(fileno(f));
 }
 
-static void vlog(enum vmc_level level, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void vlog(enum vmc_level level, const char *fmt,
+                                                   va_list ap)
 {
 	int saved_errno = errno;
 	char msg[2048];
