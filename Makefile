@@ -238,14 +238,14 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(B)/fuzz/bin/%,$(FUZZ_SRC))
 $(B)/fuzz/bin/fuzz_agent_%: tests/fuzz/fuzz_agent_%.c \
 		$$(call objs,fuzz,$(AGENT_CORE_SRC) $(LIB_SRC))
 	@mkdir -p $(@D)
-	$(CLANG) $(CFLAGS_FUZZ) -fsanitize=fuzzer -o $@ $^ $(AGENT_LIBS)
+	$(call say,LD-FUZ,$@)$(CLANG) $(CFLAGS_FUZZ) -fsanitize=fuzzer -o $@ $^ $(AGENT_LIBS)
 $(B)/fuzz/bin/fuzz_host_%: tests/fuzz/fuzz_host_%.c \
 		$$(call objs,fuzz,$(HOST_CORE_SRC) $(LIB_SRC))
 	@mkdir -p $(@D)
-	$(CLANG) $(CFLAGS_FUZZ) -fsanitize=fuzzer -o $@ $^ $(HOST_LIBS)
+	$(call say,LD-FUZ,$@)$(CLANG) $(CFLAGS_FUZZ) -fsanitize=fuzzer -o $@ $^ $(HOST_LIBS)
 $(B)/fuzz/bin/fuzz_lib_%: tests/fuzz/fuzz_lib_%.c $$(call objs,fuzz,$(LIB_SRC))
 	@mkdir -p $(@D)
-	$(CLANG) $(CFLAGS_FUZZ) -fsanitize=fuzzer -o $@ $^ $(HOST_LIBS)
+	$(call say,LD-FUZ,$@)$(CLANG) $(CFLAGS_FUZZ) -fsanitize=fuzzer -o $@ $^ $(HOST_LIBS)
 
 fuzz-build: $(FUZZ_BINS)
 fuzz: $(FUZZ_BINS)
