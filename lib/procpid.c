@@ -9,23 +9,42 @@
 #include <unistd.h>
 
 /*
- * An optional "Key: N kB" line: absent leaves *v alone and returns 0 with *present false;
- * present but not a number is malformed (-1), so a truncated or corrupted file is not read as 0.
+ * /proc files list their keys in a fixed order, so each lookup starts on the line after the
+ * previous hit (one pass over the file instead of one per key: this runs once per sample). If
+ * a kernel ever reorders them, the lookup falls back to the whole buffer, so order is a speed
+ * hint, never an assumption.
  */
-static int optional_kb(const char *buf, const char *key, uint64_t *v, bool *present)
+struct key_cursor {
+	const char *buf, *pos;
+};
+
+static const char *cursor_find(struct key_cursor *c, const char *key)
 {
-	*present = vmc_find_key(buf, key) != NULL;
-	if (!*present)
-		return 0;
-	return vmc_key_kb(buf, key, v);
+	const char *v = vmc_find_key(c->pos, key);
+	if (!v && c->pos != c->buf)
+		v = vmc_find_key(c->buf, key);
+	if (v) {
+		const char *nl = strchr(v, '\n');
+		c->pos = nl ? nl + 1 : v + strlen(v);
+	}
+	return v;
 }
 
-static int optional_u64(const char *buf, const char *key, uint64_t *v, bool *present)
+/*
+ * An optional "Key: N [kB]" line: absent leaves *v alone with *present false; present but not
+ * a number is malformed (-1), so a truncated or corrupted file is not read as 0.
+ */
+static int cursor_u64(struct key_cursor *c, const char *key, bool kb, uint64_t *v, bool *present)
 {
-	*present = vmc_find_key(buf, key) != NULL;
-	if (!*present)
+	const char *p = cursor_find(c, key);
+	*present = p != NULL;
+	if (!p)
 		return 0;
-	return vmc_key_u64(buf, key, v);
+	uint64_t n;
+	if (vmc_parse_u64(&p, &n) < 0 || (kb && n > UINT64_MAX / 1024))
+		return -1;
+	*v = kb ? n * 1024 : n;
+	return 0;
 }
 
 /* Copies the rest of the line at v (up to a newline) into dst, truncating. */
@@ -38,9 +57,9 @@ static void copy_line(char *dst, size_t size, const char *v)
 	dst[len] = '\0';
 }
 
-static int parse_uid_line(const char *buf, struct vmc_proc_status *st)
+static int parse_uid_line(struct key_cursor *c, struct vmc_proc_status *st)
 {
-	const char *v = vmc_find_key(buf, "Uid:");
+	const char *v = cursor_find(c, "Uid:");
 	if (!v)
 		return 0;
 	uint64_t real, effective;
@@ -60,29 +79,31 @@ static int parse_uid_line(const char *buf, struct vmc_proc_status *st)
 int vmc_proc_status_parse(const char *buf, struct vmc_proc_status *st)
 {
 	memset(st, 0, sizeof *st);
-	const char *name = vmc_find_key(buf, "Name:");
+	struct key_cursor c = {buf, buf};
+	const char *name = cursor_find(&c, "Name:");
 	if (!name)
 		return -1;
 	copy_line(st->name, sizeof st->name, name);
-	const char *state = vmc_find_key(buf, "State:");
+	const char *state = cursor_find(&c, "State:");
 	if (state && *state != '\n')
 		st->state = *state;
 	uint64_t ppid = 0;
-	bool present, anon, file, shmem, vol, nonvol, hwm, swap;
-	if (optional_u64(buf, "PPid:", &ppid, &present) < 0 || ppid > INT32_MAX)
+	bool present, anon, file, shmem, vol, nonvol;
+	if (cursor_u64(&c, "PPid:", false, &ppid, &present) < 0 || ppid > INT32_MAX)
 		return -1;
 	st->ppid = (pid_t)ppid;
-	if (parse_uid_line(buf, st) < 0)
+	if (parse_uid_line(&c, st) < 0)
 		return -1;
-	if (optional_kb(buf, "VmRSS:", &st->vm_rss, &st->has_mm) < 0 ||
-	    optional_kb(buf, "VmHWM:", &st->vm_hwm, &hwm) < 0 ||
-	    optional_kb(buf, "VmSwap:", &st->vm_swap, &swap) < 0 ||
-	    optional_kb(buf, "RssAnon:", &st->rss_anon, &anon) < 0 ||
-	    optional_kb(buf, "RssFile:", &st->rss_file, &file) < 0 ||
-	    optional_kb(buf, "RssShmem:", &st->rss_shmem, &shmem) < 0 ||
-	    optional_u64(buf, "voluntary_ctxt_switches:", &st->voluntary_ctxt_switches, &vol) < 0 ||
-	    optional_u64(buf, "nonvoluntary_ctxt_switches:", &st->nonvoluntary_ctxt_switches,
-			 &nonvol) < 0)
+	if (cursor_u64(&c, "VmHWM:", true, &st->vm_hwm, &present) < 0 ||
+	    cursor_u64(&c, "VmRSS:", true, &st->vm_rss, &st->has_mm) < 0 ||
+	    cursor_u64(&c, "RssAnon:", true, &st->rss_anon, &anon) < 0 ||
+	    cursor_u64(&c, "RssFile:", true, &st->rss_file, &file) < 0 ||
+	    cursor_u64(&c, "RssShmem:", true, &st->rss_shmem, &shmem) < 0 ||
+	    cursor_u64(&c, "VmSwap:", true, &st->vm_swap, &present) < 0 ||
+	    cursor_u64(&c, "voluntary_ctxt_switches:", false, &st->voluntary_ctxt_switches, &vol) <
+		0 ||
+	    cursor_u64(&c, "nonvoluntary_ctxt_switches:", false, &st->nonvoluntary_ctxt_switches,
+		       &nonvol) < 0)
 		return -1;
 	st->has_rss_split = anon && file && shmem;
 	st->has_ctxt = vol && nonvol;
@@ -194,16 +215,17 @@ int vmc_proc_stat_read(pid_t pid, struct vmc_proc_stat *st)
 int vmc_proc_io_parse(const char *buf, struct vmc_proc_io *io)
 {
 	memset(io, 0, sizeof *io);
-	bool present;
+	struct key_cursor c = {buf, buf};
+	bool present, written;
+	if (cursor_u64(&c, "rchar:", false, &io->rchar, &present) < 0 ||
+	    cursor_u64(&c, "wchar:", false, &io->wchar, &present) < 0 ||
+	    cursor_u64(&c, "read_bytes:", false, &io->read_bytes, &present) < 0 ||
+	    cursor_u64(&c, "write_bytes:", false, &io->write_bytes, &written) < 0 ||
+	    cursor_u64(&c, "cancelled_write_bytes:", false, &io->cancelled_write_bytes, &present) <
+		0)
+		return -1;
 	/* write_bytes is the figure vmcost exists to read: it must be there. */
-	if (vmc_key_u64(buf, "write_bytes:", &io->write_bytes) < 0)
-		return -1;
-	if (optional_u64(buf, "rchar:", &io->rchar, &present) < 0 ||
-	    optional_u64(buf, "wchar:", &io->wchar, &present) < 0 ||
-	    optional_u64(buf, "read_bytes:", &io->read_bytes, &present) < 0 ||
-	    optional_u64(buf, "cancelled_write_bytes:", &io->cancelled_write_bytes, &present) < 0)
-		return -1;
-	return 0;
+	return written ? 0 : -1;
 }
 
 int vmc_proc_io_read(pid_t pid, struct vmc_proc_io *io)
@@ -221,24 +243,25 @@ int vmc_proc_io_read(pid_t pid, struct vmc_proc_io *io)
 int vmc_smaps_rollup_parse(const char *buf, struct vmc_smaps_rollup *sr)
 {
 	memset(sr, 0, sizeof *sr);
-	bool present, anon, file, shmem;
+	struct key_cursor c = {buf, buf};
+	bool rss, present, anon, file, shmem;
 	/* The first line is the "[rollup]" pseudo-mapping header; Rss: is what makes it a rollup.
 	 */
-	if (vmc_key_kb(buf, "Rss:", &sr->rss) < 0)
+	if (cursor_u64(&c, "Rss:", true, &sr->rss, &rss) < 0 || !rss)
 		return -1;
-	if (optional_kb(buf, "Pss:", &sr->pss, &present) < 0 ||
-	    optional_kb(buf, "Pss_Anon:", &sr->pss_anon, &anon) < 0 ||
-	    optional_kb(buf, "Pss_File:", &sr->pss_file, &file) < 0 ||
-	    optional_kb(buf, "Pss_Shmem:", &sr->pss_shmem, &shmem) < 0 ||
-	    optional_kb(buf, "Shared_Clean:", &sr->shared_clean, &present) < 0 ||
-	    optional_kb(buf, "Shared_Dirty:", &sr->shared_dirty, &present) < 0 ||
-	    optional_kb(buf, "Private_Clean:", &sr->private_clean, &present) < 0 ||
-	    optional_kb(buf, "Private_Dirty:", &sr->private_dirty, &present) < 0 ||
-	    optional_kb(buf, "Anonymous:", &sr->anonymous, &present) < 0 ||
-	    optional_kb(buf, "AnonHugePages:", &sr->anon_huge_pages, &present) < 0 ||
-	    optional_kb(buf, "Swap:", &sr->swap, &present) < 0 ||
-	    optional_kb(buf, "SwapPss:", &sr->swap_pss, &present) < 0 ||
-	    optional_kb(buf, "Locked:", &sr->locked, &present) < 0)
+	if (cursor_u64(&c, "Pss:", true, &sr->pss, &present) < 0 ||
+	    cursor_u64(&c, "Pss_Anon:", true, &sr->pss_anon, &anon) < 0 ||
+	    cursor_u64(&c, "Pss_File:", true, &sr->pss_file, &file) < 0 ||
+	    cursor_u64(&c, "Pss_Shmem:", true, &sr->pss_shmem, &shmem) < 0 ||
+	    cursor_u64(&c, "Shared_Clean:", true, &sr->shared_clean, &present) < 0 ||
+	    cursor_u64(&c, "Shared_Dirty:", true, &sr->shared_dirty, &present) < 0 ||
+	    cursor_u64(&c, "Private_Clean:", true, &sr->private_clean, &present) < 0 ||
+	    cursor_u64(&c, "Private_Dirty:", true, &sr->private_dirty, &present) < 0 ||
+	    cursor_u64(&c, "Anonymous:", true, &sr->anonymous, &present) < 0 ||
+	    cursor_u64(&c, "AnonHugePages:", true, &sr->anon_huge_pages, &present) < 0 ||
+	    cursor_u64(&c, "Swap:", true, &sr->swap, &present) < 0 ||
+	    cursor_u64(&c, "SwapPss:", true, &sr->swap_pss, &present) < 0 ||
+	    cursor_u64(&c, "Locked:", true, &sr->locked, &present) < 0)
 		return -1;
 	sr->has_pss_split = anon && file && shmem;
 	return 0;

@@ -94,6 +94,28 @@ TEST(status_name_with_spaces_and_keys_anchored)
 	CHECK_U64(st.vm_rss, 7 * 1024);
 }
 
+TEST(status_keys_in_any_order)
+{
+	/* The parser reads in the kernel's order for speed, but must not depend on it. */
+	struct vmc_proc_status st;
+	CHECK_INT(vmc_proc_status_parse("nonvoluntary_ctxt_switches:\t4\nVmSwap:\t3 kB\n"
+					"voluntary_ctxt_switches:\t5\nVmRSS:\t2 kB\n"
+					"Uid:\t7\t8\t7\t7\nName:\tq\nVmHWM:\t9 kB\n",
+					&st),
+		  0);
+	CHECK_STR(st.name, "q");
+	CHECK_U64(st.vm_rss, 2048);
+	CHECK_U64(st.vm_swap, 3072);
+	CHECK_U64(st.vm_hwm, 9216);
+	CHECK_INT(st.uid_effective, 8);
+	CHECK_U64(st.voluntary_ctxt_switches, 5);
+	CHECK_U64(st.nonvoluntary_ctxt_switches, 4);
+	struct vmc_proc_io io;
+	CHECK_INT(vmc_proc_io_parse("write_bytes: 7\nrchar: 1\n", &io), 0);
+	CHECK_U64(io.write_bytes, 7);
+	CHECK_U64(io.rchar, 1);
+}
+
 TEST(status_malformed)
 {
 	struct vmc_proc_status st;
@@ -257,6 +279,7 @@ int main(void)
 	RUN(status_of_a_user_process);
 	RUN(status_of_a_kernel_thread_has_no_mm);
 	RUN(status_name_with_spaces_and_keys_anchored);
+	RUN(status_keys_in_any_order);
 	RUN(status_malformed);
 	RUN(stat_fields);
 	RUN(stat_comm_with_parens_and_spaces);
