@@ -11,11 +11,18 @@ set -eu
 root=${VMCOST_ROOT:-}
 
 # Kernel arguments, added to GRUB's command line when their key is absent:
-#   init_on_free=1  the guest zeroes what it frees; after a pgbench+FDB load, stopping the VM freed
-#                   2054 MB of host RAM instead of 4193 MB (XNU compresses zero pages ~18x)
+#   init_on_free=1  the guest zeroes what it frees; the VM's real RAM cost after a pgbench+FDB load
+#                   (host RAM freed by stopping it) fell from 4193 to 2054 MB: XNU compresses
+#                   zeroed pages ~18x
 #   psi=1           Alpine builds PSI disabled by default; vmcost-agent's idle test reads it
-# Further idle arguments only where the lab measured fewer guest timer interrupts (see results/).
-kernel_args="init_on_free=1 psi=1"
+#   nowatchdog      no soft-lockup hrtimer every 4 s per CPU: idle guest timer interrupts
+#                   9.9 -> 8.3 /s (lab, 2 vCPUs, mean of 3; results/idle-tunings-lab-2026-12-02.md)
+#   sysctl.vm.compaction_proactiveness=0
+#                   kcompactd stops waking every 500 ms: 9.9 -> 5.4 /s; both together 4.3 /s
+# Measured and left out (no gain beyond run-to-run noise): tsc=reliable, transparent_hugepage=madvise.
+kernel_args="init_on_free=1 psi=1 nowatchdog sysctl.vm.compaction_proactiveness=0"
+# Where the command line cannot change (the ISO), the same settings that sysctl can make.
+runtime_sysctls="kernel.watchdog=0 vm.compaction_proactiveness=0"
 
 say() { echo "vmcost idle-tunings: $*"; }
 
@@ -129,12 +136,34 @@ keep_acpid() {
 	say "acpid enabled (graceful limactl stop)"
 }
 
+# Without GRUB: /etc/sysctl.d (OpenRC's sysctl service loads it at every boot) and right now.
+apply_runtime_sysctls() {
+	mkdir -p "$root/etc/sysctl.d"
+	new=$(mktemp)
+	{
+		echo "# vmcost idle tunings (provision/idle-tunings.sh), what the kernel command line"
+		echo "# would set if it could change: results/idle-tunings-lab-2026-12-02.md"
+		for kv in $runtime_sysctls; do
+			echo "${kv%%=*} = ${kv#*=}"
+		done
+	} >"$new"
+	if update_file "$root/etc/sysctl.d/60-vmcost-idle.conf" "$new"; then
+		say "wrote /etc/sysctl.d/60-vmcost-idle.conf: $runtime_sysctls"
+	fi
+	for kv in $runtime_sysctls; do
+		file=$root/proc/sys/$(echo "${kv%%=*}" | tr . /)
+		[ -f "$file" ] || continue
+		[ "$(cat "$file")" = "${kv#*=}" ] || echo "${kv#*=}" >"$file"
+	done
+}
+
 # GRUB: GRUB_TIMEOUT=0 (the cloud image waits 10 s at every boot) and the kernel arguments above.
 # The command line takes effect at the next boot: one `limactl restart` after the first start.
 tune_grub() {
 	conf=$root/etc/default/grub
 	if [ ! -f "$conf" ]; then
 		say "no /etc/default/grub: the kernel command line is fixed by the image (the ISO bakes it in)"
+		apply_runtime_sysctls
 		return 0
 	fi
 	new=$(mktemp)

@@ -112,6 +112,9 @@ tmpfs /run tmpfs rw,nosuid,nodev,size=1219928k,mode=755 0 0
 cgroup2 /sys/fs/cgroup cgroup2 rw,nosuid,nodev,noexec,relatime 0 0
 EOF
 	echo 'BOOT_IMAGE=/boot/vmlinuz-virt root=LABEL=/ modules=sd-mod,usb-storage,ext4 console=ttyS0 rootfstype=ext4' >"$r/proc/cmdline"
+	mkdir -p "$r/proc/sys/kernel" "$r/proc/sys/vm"
+	echo 1 >"$r/proc/sys/kernel/watchdog"
+	echo 20 >"$r/proc/sys/vm/compaction_proactiveness"
 	echo "cloud-init: first boot log" >"$r/var/log/cloud-init.log"
 	cat >"$r/etc/inittab" <<'EOF'
 # /etc/inittab
@@ -222,6 +225,8 @@ tunings_tests() {
 	check "tunings: grub.cfg is regenerated with them" grep -q "console=ttyS0 rootfstype=ext4 $args\$" "$r/boot/grub/grub.cfg"
 	check "tunings: grub.cfg has timeout 0" grep -qx 'set timeout=0' "$r/boot/grub/grub.cfg"
 	check "tunings: it says one restart is needed" grep -q "limactl restart" "$tmp/tune.out"
+	check "tunings: with GRUB nothing is set at runtime (the command line does it)" sh -c \
+		"test ! -e '$r/etc/sysctl.d/60-vmcost-idle.conf' && test \"\$(cat '$r/proc/sys/vm/compaction_proactiveness')\" = 20"
 	check "tunings: fstrim runs on the root and EFI filesystems" \
 		sh -c "grep -qx 'fstrim -v / ' '$tmp/tune.log' && grep -qx 'fstrim -v /boot/efi ' '$tmp/tune.log'"
 	check "tunings: fstrim leaves virtual filesystems alone" test "$(grep -c '^fstrim' "$tmp/tune.log")" = 2
@@ -270,6 +275,10 @@ tunings_tests() {
 	check "tunings (ISO): does not ask for a restart" sh -c "! grep -q 'limactl restart' '$tmp/tune-iso.out'"
 	check "tunings (ISO): trims the data disk once" sh -c "grep -qx 'fstrim -v /mnt/data ' '$tmp/tune-iso.log' && test \"\$(grep -c '^fstrim' '$tmp/tune-iso.log')\" = 1"
 	check "tunings (ISO): syslog ring buffer" grep -qx 'SYSLOGD_OPTS="-t -C64"' "$r/etc/conf.d/syslog"
+	check "tunings (ISO): the sysctl-able arguments go to /etc/sysctl.d" sh -c \
+		"grep -qx 'kernel.watchdog = 0' '$r/etc/sysctl.d/60-vmcost-idle.conf' && grep -qx 'vm.compaction_proactiveness = 0' '$r/etc/sysctl.d/60-vmcost-idle.conf'"
+	check "tunings (ISO): ... and apply now" sh -c \
+		"test \"\$(cat '$r/proc/sys/kernel/watchdog') \$(cat '$r/proc/sys/vm/compaction_proactiveness')\" = '0 0'"
 	check_idempotent tune-iso "$r" provision/idle-tunings.sh
 }
 
