@@ -57,7 +57,7 @@ static void print_rates(const char *title, const json_t *list)
 		const char *what = vmc_json_get_str(row, "description");
 		const char *cells[3] = {vmc_json_get_str(row, "name"),
 					textf(rate, sizeof rate, "%.1f", num(row, "per_s")),
-					what \&\& *what ? what : NULL};
+					what && *what ? what : NULL};
 		table_add(&t, cells);
 	}
 	table_print(&t, stdout);
