@@ -40,8 +40,12 @@ static void check_init_on_free(const struct doctor *d, struct check *c)
 	c->id = "init-on-free";
 	c->title = "init_on_free (zeroing of freed pages)";
 	check_observed(c, "%s (from %s; cmdline %s, config %s, boot log %s)",
-		       on_off(iof->effective), iof->source, on_off(iof->cmdline),
-		       on_off(iof->config), iof->kmsg_read ? on_off(iof->bootlog) : "unreadable");
+		       iof->effective < 0 ? "unknown" : on_off(iof->effective), iof->source,
+		       iof->cmdline < 0 ? "not set" : on_off(iof->cmdline),
+		       iof->config < 0 ? "not found" : on_off(iof->config),
+		       !iof->kmsg_read	  ? "unreadable"
+		       : iof->bootlog < 0 ? "rotated out"
+					  : on_off(iof->bootlog));
 	bool reporting = balloon_reporting_active(&d->balloon);
 	if (iof->effective < 0) {
 		c->status = CHECK_NA;

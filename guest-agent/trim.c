@@ -648,6 +648,7 @@ static json_t *run_pass(struct pass *p, bool dry_run, bool force, double start, 
 	set_bytes(p->doc, "freed_bytes", rec.freed_bytes);
 	set_bytes(p->doc, "file_cache_before", vmc_meminfo_file_cache(&p->before));
 	set_bytes(p->doc, "file_cache_after", vmc_meminfo_file_cache(&after));
+	set_bytes(p->doc, "reclaimable_after", trim_reclaimable(&after));
 	set_bytes(p->doc, "mem_free_before", p->before.free);
 	set_bytes(p->doc, "mem_free_after", after.free);
 	json_object_set_new(p->doc, "duration_s", json_real(rec.duration_s));
@@ -685,9 +686,10 @@ void trim_print(FILE *f, const json_t *doc)
 	char a[32], b[32], c[32], d[32];
 	if (decision && strcmp(decision, "trimmed") == 0) {
 		fprintf(f, "trimmed: %s\n", reason);
-		fprintf(f, "  file cache   %s -> %s (floor %s)\n",
+		fprintf(f, "  file cache   %s -> %s (kept with reclaimable slab: %s, floor %s)\n",
 			vmc_format_bytes(get_u64(doc, "file_cache_before"), a, sizeof a),
 			vmc_format_bytes(get_u64(doc, "file_cache_after"), b, sizeof b),
+			vmc_format_bytes(get_u64(doc, "reclaimable_after"), d, sizeof d),
 			vmc_format_bytes(get_u64(doc, "floor_bytes"), c, sizeof c));
 		fprintf(f, "  MemFree      %s -> %s (+%s)\n",
 			vmc_format_bytes(get_u64(doc, "mem_free_before"), a, sizeof a),
