@@ -268,6 +268,48 @@ TEST(measurements_of_a_live_process)
 	json_decref(j);
 }
 
+/* Runs fn as user nobody in a child (we are root in CI); its exit status, -1 if not possible. */
+static int as_nobody(command_fn fn, int argc, char **argv)
+{
+	if (geteuid() != 0)
+		return -1;
+	chmod(t_root, 0755);
+	pid_t child = fork();
+	if (child == 0) {
+		if (setgid(65534) != 0 || setuid(65534) != 0)
+			_exit(99);
+		int devnull = open("/dev/null", O_WRONLY);
+		dup2(devnull, 1);
+		dup2(devnull, 2);
+		_exit(fn(argc, argv));
+	}
+	int status;
+	waitpid(child, &status, 0);
+	chmod(t_root, 0700);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(another_users_vm_is_7)
+{
+	if (geteuid() != 0) {
+		/* Without root there is no other user to be: the check needs CI's root. */
+		CHECK(1);
+		return;
+	}
+	/* A VM process of another user (root, us): /proc/PID/io is closed to nobody. */
+	char pid[32];
+	snprintf(pid, sizeof pid, "%ld", (long)getpid());
+	char *argv[] = {"footprint", "run", "--pid", pid, NULL};
+	CHECK_INT(as_nobody(cmd_footprint, 4, argv), VMC_EXIT_PERMISSION);
+	/* An instance directory nobody may read. */
+	t_write("vmType: qemu\n", "lima/priv/lima.yaml");
+	t_chmod("lima/priv/lima.yaml", 0600);
+	char *argv2[] = {"footprint", "priv", NULL};
+	CHECK_INT(as_nobody(cmd_footprint, 2, argv2), VMC_EXIT_PERMISSION);
+	/* The same as ourselves works: the code is the permission, not the file. */
+	CHECK_INT(run(cmd_footprint, "footprint", "priv", NULL), VMC_EXIT_STOPPED);
+}
+
 int main(void)
 {
 	t_setup("host-cmd");
@@ -281,6 +323,7 @@ int main(void)
 	RUN(helper_problems_are_6_and_unsupported_is_9);
 	RUN(balloon_says_why_on_vz_and_krunkit);
 	RUN(measurements_of_a_live_process);
+	RUN(another_users_vm_is_7);
 	t_kill(vm_child);
 	t_cleanup();
 	return check_done();
