@@ -1,0 +1,111 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# vmcost-agent's read-only commands on this machine's real /proc and /sys, without a VM: every
+# command prints a table and, with --json, a document that jq parses with the documented keys;
+# bad command lines exit 2 with a message that says what to do. AGENT_BIN selects the binary.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+agent=${AGENT_BIN:-guest-agent/vmcost-agent}
+passed=0 failed=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+ok() {
+	passed=$((passed + 1))
+	echo "ok   $1"
+}
+fail() {
+	failed=$((failed + 1))
+	echo "FAIL $1"
+}
+
+# run NAME CODE CMD...: exit status CODE; stdout in $tmp/out, stderr in $tmp/err.
+run() {
+	name=$1 code=$2
+	shift 2
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -eq "$code" ]; then ok "$name (exit $rc)"; else
+		fail "$name: exit $rc, expected $code: $(head -c 300 "$tmp/err")"
+	fi
+}
+
+# json NAME JQ-EXPRESSION: the last stdout parses and the expression holds.
+json() {
+	if [ -s "$tmp/out" ] && jq -e "$2" "$tmp/out" >/dev/null 2>&1; then ok "$1"; else
+		fail "$1: $(head -c 300 "$tmp/out")"
+	fi
+}
+
+# has NAME FILE TEXT: TEXT occurs in $tmp/FILE.
+has() {
+	if grep -qF -- "$3" "$tmp/$2"; then ok "$1"; else fail "$1: no \"$3\" in $(head -c 300 "$tmp/$2")"; fi
+}
+
+if [ ! -x "$agent" ]; then
+	fail "$agent is not built (make agent)"
+	echo "$passed passed, $failed failed"
+	exit 1
+fi
+
+# ---- usage ----------------------------------------------------------------------------------
+run "no command" 2 "$agent"
+has "no command prints the usage" err "usage: vmcost-agent"
+run "--help" 0 "$agent" --help
+has "--help lists every command" out "wakeups [SECONDS]"
+run "--version" 0 "$agent" --version
+has "--version names the program" out "vmcost-agent "
+run "unknown command" 2 "$agent" frobnicate
+has "unknown command says what to do" err 'unknown command "frobnicate": see vmcost-agent --help'
+run "unknown option" 2 "$agent" --frob status
+run "status takes no arguments" 2 "$agent" status extra
+run "trim: unknown option" 2 "$agent" trim --now
+run "trim: --config without a file" 2 "$agent" trim --config
+run "wakeups: not a duration" 2 "$agent" wakeups soon
+has "wakeups: the message gives examples" err "such as 30, 500ms, 2m"
+run "wakeups: zero" 2 "$agent" wakeups 0
+run "wakeups: two arguments" 2 "$agent" wakeups 1 2
+run "balloon: order out of range" 2 "$agent" balloon --order 11
+has "balloon: the range is named" err "--order takes 0..10"
+run "balloon: order not a number" 2 "$agent" balloon --order nine
+run "balloon: --order without a value" 2 "$agent" balloon --order
+run "run --json is refused" 2 "$agent" --json run
+run "trim: missing config file" 8 "$agent" trim --dry-run --config "$tmp/nope.yaml"
+printf 'flor: 1GiB\n' >"$tmp/bad.yaml"
+run "trim: bad config" 8 "$agent" trim --dry-run --config "$tmp/bad.yaml"
+has "bad config names file, line and key" err "bad.yaml:1: key \"flor\""
+
+# ---- the read-only commands on this machine ------------------------------------------------------
+run "status" 0 "$agent" status
+has "status: memory line" out "memory        total "
+run "status --json" 0 "$agent" status --json
+json "status --json: memory, reporting, trim history" \
+	'.memory.total > 0 and (.page_reporting.active | type == "boolean") and (.trim | has("history"))'
+run "check" 0 "$agent" check
+has "check: table header" out "STATUS CHECK"
+has "check: summary line" out " ok, "
+run "check --json" 0 "$agent" --json check
+json "check --json: 21 checks with id, status, why" \
+	'(.checks | length) == 21 and all(.checks[]; (.id | length) > 0 and
+	 (.status | IN("ok", "warn", "fail", "n/a")) and (.why | length) > 0)'
+json "check --json: every warn and fail has a fix" \
+	'all(.checks[] | select(.status == "warn" or .status == "fail"); .fix != null)'
+json "check --json: summary adds up" \
+	'(.summary | .ok + .warn + .fail + ."n/a") == (.checks | length)'
+run "wakeups 1" 0 "$agent" wakeups 1
+has "wakeups: totals in the last line" out "total: "
+run "wakeups 500ms --json" 0 "$agent" wakeups 500ms --json
+json "wakeups --json: rates and the agent's share" \
+	'.seconds >= 0.5 and (.totals.context_switches_per_s >= 0) and (.totals.agent.pid > 0) and
+	 (.threads | length) <= 10'
+run "balloon" 0 "$agent" balloon
+has "balloon: reporting line" out "free-page reporting "
+run "balloon --json" 0 "$agent" balloon --json
+json "balloon --json: device, features, order" \
+	'has("present") and (.features | has("reporting")) and (.page_reporting_order | has("meaning"))'
+# A forced dry run computes the plan on this machine's real memory and writes nothing.
+run "trim --dry-run --force --json" 0 "$agent" trim --dry-run --force --json
+json "trim dry run: nothing ran" '.ran == false and .dry_run == true and .forced == true'
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
