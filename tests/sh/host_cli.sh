@@ -1,0 +1,115 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# The vmcost binary itself, without a VM: command dispatch, --help and --version, exit codes of
+# bad command lines, JSON on stdout (errors included), no colour when not on a terminal, and a
+# closed stdout pipe. Instances are fake directories in a private LIMA_HOME. HOST_BIN selects
+# the binary.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+vmcost=$(pwd)/${HOST_BIN:-host/vmcost}
+passed=0 failed=0
+tmp=$(mktemp -d)
+child=
+cleanup() {
+	[ -z "$child" ] || kill "$child" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+
+ok() {
+	passed=$((passed + 1))
+	echo "ok   $1"
+}
+fail() {
+	failed=$((failed + 1))
+	echo "FAIL $1"
+}
+# expect NAME CODE CMD...: CMD exits with CODE.
+expect() {
+	name=$1 code=$2
+	shift 2
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -eq "$code" ]; then ok "$name (exit $code)"; else
+		fail "$name: exit $rc, expected $code; stderr: $(head -c 300 "$tmp/err")"
+	fi
+}
+# has NAME FILE TEXT: FILE contains TEXT.
+has() {
+	if grep -qF -- "$3" "$2"; then ok "$1"; else fail "$1: no \"$3\" in $(head -c 300 "$2")"; fi
+}
+
+export LIMA_HOME="$tmp/lima"
+mkdir -p "$tmp/bin" "$LIMA_HOME"
+# No limactl: the instance directories are read directly.
+PATH="$tmp/bin:/usr/bin:/bin"
+command -v limactl >/dev/null 2>&1 && PATH="$tmp/bin"
+export PATH
+
+expect "vmcost --version" 0 "$vmcost" --version
+has "--version names vmcost" "$tmp/out" "vmcost "
+expect "vmcost with no command" 2 "$vmcost"
+expect "unknown command" 2 "$vmcost" frobnicate
+has "unknown command says how to get help" "$tmp/err" "vmcost --help"
+expect "vmcost --help" 0 "$vmcost" --help
+for c in list footprint idle disk wakeups doctor trim balloon env; do
+	has "--help lists $c" "$tmp/out" "  $c "
+done
+for c in list footprint idle disk wakeups doctor trim balloon env; do
+	expect "vmcost $c --help" 0 "$vmcost" "$c" --help
+	has "$c --help has a usage line" "$tmp/out" "usage: vmcost $c"
+done
+
+expect "list with no instances" 0 "$vmcost" list
+has "list says where it looked" "$tmp/out" "No instances in $LIMA_HOME"
+expect "list --json with no instances" 0 "$vmcost" list --json
+if jq -e '.instances == []' "$tmp/out" >/dev/null; then ok "list --json: empty array"; else fail "list --json: $(cat "$tmp/out")"; fi
+
+# A running instance whose "VM process" is a sleeping child of this shell.
+sleep 300 &
+child=$!
+mkdir -p "$LIMA_HOME/dev"
+printf 'vmType: qemu\nmemory: 2GiB\ncpus: 2\n' >"$LIMA_HOME/dev/lima.yaml"
+echo $$ >"$LIMA_HOME/dev/ha.pid"
+echo "$child" >"$LIMA_HOME/dev/qemu.pid"
+mkdir -p "$LIMA_HOME/off"
+printf 'vmType: qemu\n' >"$LIMA_HOME/off/lima.yaml"
+
+expect "footprint dev" 0 "$vmcost" footprint dev
+has "footprint names the process and the method" "$tmp/out" "chosen by qemu.pid"
+if grep -q "$(printf '\033')" "$tmp/out"; then fail "no colour when stdout is not a terminal"; else
+	ok "no colour when stdout is not a terminal"
+fi
+expect "footprint dev --json" 0 "$vmcost" footprint dev --json
+if jq -e ".process.pid == $child and .process.footprint > 0" "$tmp/out" >/dev/null; then
+	ok "footprint --json: the pid from qemu.pid, a footprint"
+else
+	fail "footprint --json: $(head -c 300 "$tmp/out")"
+fi
+expect "footprint of an unknown instance" 3 "$vmcost" footprint ghost --json
+if jq -e '.error.code == 3' "$tmp/out" >/dev/null; then ok "the error is JSON on stdout too"; else
+	fail "error JSON: $(cat "$tmp/out")"
+fi
+expect "footprint of a stopped instance" 4 "$vmcost" footprint off
+has "stopped says how to start it" "$tmp/err" "start it with limactl start off"
+expect "idle with a bad DURATION" 2 "$vmcost" idle dev soon
+expect "idle dev 0.4 0.2" 0 "$vmcost" idle dev 0.4 0.2 --json
+if jq -e '(.samples | length) == 2' "$tmp/out" >/dev/null; then ok "idle: 2 intervals"; else
+	fail "idle: $(head -c 300 "$tmp/out")"
+fi
+expect "trim without an agent" 5 "$vmcost" trim dev
+expect "--pid of a dead process" 6 "$vmcost" footprint dev --pid 999999
+expect "env dev" 0 "$vmcost" env dev
+has "env exports DOCKER_HOST" "$tmp/out" "export DOCKER_HOST='unix://$LIMA_HOME/dev/sock/docker.sock'"
+# A reader that goes away early: vmcost notices the closed pipe and exits 1, it is not killed by
+# SIGPIPE (exit 141) and does not run on forever.
+{
+	timeout 20 "$vmcost" footprint dev --watch 0.1 --json 2>/dev/null
+	echo $? >"$tmp/rc"
+} | head -n 1 >/dev/null
+rc=$(cat "$tmp/rc")
+if [ "$rc" -eq 1 ]; then ok "a closed stdout ends footprint --watch with exit 1"; else
+	fail "a closed stdout: exit $rc, expected 1"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
