@@ -173,7 +173,9 @@ static void check_gettys(const struct doctor *d, struct check *c)
 		return;
 	}
 	char missing[160] = "", present[160] = "";
-	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+	char *save = NULL;
+	/* strtok_r: API requests run checks on several threads at once. */
+	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		while (*line == ' ' || *line == '\t')
 			line++;
 		if (*line == '#' || !strstr(line, "respawn") || !strstr(line, "getty"))
