@@ -183,6 +183,30 @@ static void state_load(struct agent_state *st)
 	json_decref(doc);
 }
 
+void state_refresh(struct agent_state *st)
+{
+	struct agent_state *disk = calloc(1, sizeof *disk);
+	if (!disk)
+		return;
+	snprintf(disk->boot_id, sizeof disk->boot_id, "%s", st->boot_id);
+	state_load(disk);
+	/* Another process (a CLI trim) saved after us: its file holds our history plus its own. */
+	if (disk->has_last_trim && (!st->has_last_trim || disk->last_trim_at > st->last_trim_at)) {
+		memcpy(st->history, disk->history, sizeof st->history);
+		st->nhistory = disk->nhistory;
+		st->has_last_trim = true;
+		st->last_trim_at = disk->last_trim_at;
+	}
+	if (disk->has_decision &&
+	    (!st->has_decision || disk->last_decision.at > st->last_decision.at)) {
+		st->has_decision = true;
+		st->last_decision = disk->last_decision;
+	}
+	if (st->format == RECLAIM_FORMAT_UNKNOWN)
+		st->format = disk->format;
+	free(disk);
+}
+
 void state_save(struct agent_state *st)
 {
 	json_t *doc = json_object();
@@ -284,6 +308,8 @@ json_t *trim_history_json(struct agent_state *st)
 		st = own;
 	}
 	pthread_mutex_lock(&st->lock);
+	if (!own)
+		state_refresh(st);
 	double now = st->io.now(st->io.ctx);
 	json_t *doc = json_object();
 	if (st->nhistory > 0) {

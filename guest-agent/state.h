@@ -66,6 +66,8 @@ const char *reclaim_format_name(enum reclaim_format f);
 /* Caller holds st->lock. */
 void state_push_record(struct agent_state *st, const struct trim_record *r);
 void state_set_decision(struct agent_state *st, const char *outcome, const char *reason);
+/* Adopts what another process saved since (a CLI trim next to the daemon). Holds st->lock. */
+void state_refresh(struct agent_state *st);
 /* Writes TRIM_STATE_FILE; failures only cost the CLI its view of the history. */
 void state_save(struct agent_state *st);
 

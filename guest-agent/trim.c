@@ -478,6 +478,7 @@ json_t *agent_trim(struct agent_state *st, const struct agent_config *cfg, bool 
 		return new_doc("skipped", "another trim pass is running", dry_run, force);
 	}
 	st->running = true;
+	state_refresh(st);
 	struct idle_sample baseline = st->baseline;
 	pthread_mutex_unlock(&st->lock);
 

@@ -706,6 +706,36 @@ TEST(history_is_shared_through_run_and_survives_restart)
 	agent_state_free(cli);
 }
 
+TEST(daemon_sees_a_cli_trim)
+{
+	reset_world();
+	struct agent_state *daemon = new_state();
+	advance(600, 0.1);
+	json_decref(trim(daemon, false, false)); /* the daemon trims at t0 */
+	fk.file_kb = 900 * 1024;
+	write_meminfo();
+	advance(600, 0.1);
+	/* a CLI process forces a trim one interval later */
+	struct agent_state *cli = new_state();
+	json_t *doc = trim(cli, false, true);
+	CHECK_STR(decision(doc), "trimmed");
+	json_decref(doc);
+	agent_state_free(cli);
+	fk.file_kb = 900 * 1024;
+	write_meminfo();
+	advance(120, 0.1);
+	/* the daemon's next decision respects the CLI's trim and keeps both in its history */
+	doc = trim(daemon, false, false);
+	CHECK_STR(decision(doc), "skipped");
+	CHECK_CONTAINS(reason(doc), "last trim 2 min");
+	json_decref(doc);
+	json_t *h = trim_history_json(daemon);
+	CHECK_U64(json_array_size(json_object_get(h, "history")), 2);
+	CHECK(json_is_true(json_object_get(json_object_get(h, "last_trim"), "forced")));
+	json_decref(h);
+	agent_state_free(daemon);
+}
+
 TEST(history_keeps_the_newest)
 {
 	reset_world();
@@ -791,6 +821,7 @@ int main(void)
 	RUN(dry_run_changes_nothing);
 	RUN(one_pass_at_a_time);
 	RUN(history_is_shared_through_run_and_survives_restart);
+	RUN(daemon_sees_a_cli_trim);
 	RUN(history_keeps_the_newest);
 	RUN(missing_proc_files);
 	RUN(human_output);
