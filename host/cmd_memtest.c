@@ -653,7 +653,7 @@ static json_t *steady_reading(struct memtest *m)
 	return r[mid];
 }
 
-static int wait_gone(struct memtest *m, double timeout_s)
+static int wait_gone(const struct memtest *m, double timeout_s)
 {
 	double start = platform_now();
 	/* A zombie is alive to kill(2) but holds no memory: gone once it cannot be sampled. */
@@ -666,64 +666,135 @@ static int wait_gone(struct memtest *m, double timeout_s)
 	return 0;
 }
 
-/* Host free memory rises as the kernel frees the VM's pages; wait until it stops rising. */
-static double settle_free(struct memtest *m)
+/*
+ * Host free memory rises as the kernel frees the VM's pages (on Linux already done when the
+ * process is gone; on macOS the helper's memory may trail). Settled once a second brings no more
+ * than the background drift measured before the stop (plus 8 MiB), so a host whose memory
+ * keeps moving for other reasons does not stretch the measurement window.
+ */
+static double settle_free(struct memtest *m, double drift_per_s)
 {
-	double start = platform_now(), best_at = start;
-	uint64_t best = 0;
-	for (;;) {
-		struct platform_host_memory hm;
-		double t = platform_now();
-		if (platform_host_memory(&hm) == 0 && hm.free > best + 8 * VMC_MIB) {
-			best = hm.free;
-			best_at = t;
-		}
-		progress_note(&m->prog, "letting host memory settle");
-		if ((t - best_at >= 3 && t - start >= 2) || t - start >= m->o.settle_max)
+	double start = platform_now(), last_t = start;
+	double allowed = (drift_per_s > 0 ? drift_per_s : -drift_per_s) + 8.0 * VMC_MIB;
+	uint64_t last = 0;
+	struct platform_host_memory hm;
+	if (platform_host_memory(&hm) == 0)
+		last = hm.free;
+	progress_note(&m->prog, "letting host memory settle");
+	while (platform_now() - start < m->o.settle_max && !memtest_stop) {
+		usleep(1000 * 1000);
+		if (platform_host_memory(&hm) != 0)
 			break;
-		usleep(500 * 1000);
+		double t = platform_now();
+		double rate = ((double)hm.free - (double)last) / (t - last_t);
+		last = hm.free;
+		last_t = t;
+		if (rate <= allowed)
+			break;
 	}
 	return platform_now() - start;
 }
 
-static int run_stop(struct memtest *m, char *err, size_t errsize)
+/* Quiet time before the stop: how much host memory moves anyway (other processes). */
+#define CONTROL_WINDOW_S 5.0
+
+static json_t *control_window(struct memtest *m, json_t *p, double *drift)
 {
-	json_t *p = phase_begin(m, "stop", "limactl stop");
-	json_t *before = steady_reading(m);
-	compressor_into(m->result, "compressor_after", before);
-	double fp;
-	if (memtest_num(before, "vm.footprint", &fp))
-		json_object_set_new(m->result, "footprint_before_stop",
-				    json_integer((json_int_t)fp));
-	if (memtest_num(before, "vm.peak_footprint", &fp))
-		json_object_set_new(m->result, "peak_footprint", json_integer((json_int_t)fp));
-	json_object_set_new(p, "before", before);
-	progress_note(&m->prog, "limactl stop");
-	double t0 = platform_now();
+	json_t *a = steady_reading(m);
+	progress_note(&m->prog, "control window: host memory without the stop");
+	struct timespec nap = {(time_t)CONTROL_WINDOW_S, 0};
+	while (nanosleep(&nap, &nap) != 0 && errno == EINTR && !memtest_stop)
+		;
+	json_t *b = steady_reading(m);
+	double f0 = 0, f1 = 0;
+	memtest_num(a, "host.free", &f0);
+	memtest_num(b, "host.free", &f1);
+	*drift = f1 - f0;
+	json_object_set_new(p, "control_start", a);
+	return b;
+}
+
+/*
+ * The stop can only free what the VM held: a gain well beyond the footprint, or a host that
+ * moved by more than a tenth of the gain in the control window, means someone else changed
+ * host memory meanwhile.
+ */
+static void judge_noise(struct memtest *m, double gain, double drift, double footprint)
+{
+	double slack = footprint / 10 > 128.0 * VMC_MIB ? footprint / 10 : 128.0 * VMC_MIB;
+	double tolerance = gain / 10 > 64.0 * VMC_MIB ? gain / 10 : 64.0 * VMC_MIB;
+	const char *reason = NULL;
+	char text[200];
+	if (gain > footprint + slack) {
+		snprintf(text, sizeof text, "the host gained %.0f MiB more than the VM held",
+			 (gain - footprint) / (double)VMC_MIB);
+		reason = text;
+	} else if (drift > tolerance || -drift > tolerance) {
+		snprintf(text, sizeof text,
+			 "host free memory moved by %+.0f MiB in the %.0f s before "
+			 "the stop",
+			 drift / (double)VMC_MIB, CONTROL_WINDOW_S);
+		reason = text;
+	}
+	json_t *noise = json_pack("{s:f, s:I, s:b}", "window_s", CONTROL_WINDOW_S, "drift",
+				  (json_int_t)drift, "noisy", reason != NULL);
+	if (reason) {
+		json_object_set_new(noise, "reason", json_string(reason));
+		warn("noisy measurement: %s; other processes are changing host memory: re-run on a "
+		     "quiet host",
+		     reason);
+	}
+	json_object_set_new(m->result, "noise", noise);
+}
+
+static int limactl_stop(const struct memtest *m, char *err, size_t errsize)
+{
 	const char *args[] = {"stop", m->inst.name, NULL};
 	struct limactl_result r;
 	if (limactl_run(args, 400000, NULL, &r) != 0) {
 		snprintf(err, errsize, "cannot run limactl: %s", strerror(errno));
 		return VMC_EXIT_FAILURE;
 	}
+	int rc = VMC_EXIT_OK;
 	if (r.exit_code != 0) {
 		char last[300];
 		limactl_last_line(r.err, last, sizeof last);
 		snprintf(err, errsize, "limactl stop %s failed (exit %d): %s", m->inst.name,
 			 r.exit_code, last);
-		limactl_result_free(&r);
-		return VMC_EXIT_FAILURE;
+		rc = VMC_EXIT_FAILURE;
 	}
 	limactl_result_free(&r);
-	if (wait_gone(m, 120) != 0) {
+	if (rc == VMC_EXIT_OK && wait_gone(m, 120) != 0) {
 		snprintf(err, errsize, "limactl stop %s returned but pid %d still runs",
 			 m->inst.name, (int)m->vp.pid);
-		return VMC_EXIT_FAILURE;
+		rc = VMC_EXIT_FAILURE;
 	}
+	return rc;
+}
+
+static int run_stop(struct memtest *m, char *err, size_t errsize)
+{
+	json_t *p = phase_begin(m, "stop", "limactl stop");
+	double drift = 0;
+	json_t *before = control_window(m, p, &drift);
+	compressor_into(m->result, "compressor_after", before);
+	double fp = 0, peak;
+	if (memtest_num(before, "vm.footprint", &fp))
+		json_object_set_new(m->result, "footprint_before_stop",
+				    json_integer((json_int_t)fp));
+	if (memtest_num(before, "vm.peak_footprint", &peak))
+		json_object_set_new(m->result, "peak_footprint", json_integer((json_int_t)peak));
+	json_object_set_new(p, "before", before);
+	progress_note(&m->prog, "limactl stop");
+	double t0 = platform_now();
+	int rc = limactl_stop(m, err, errsize);
+	if (rc != VMC_EXIT_OK)
+		return rc;
 	double stop_s = platform_now() - t0;
-	m->stop_t = elapsed(m);
+	double gone = timeline_vm_gone_at(&m->tl, t0 - m->tl.t0);
+	m->stop_t = gone >= 0 ? gone : elapsed(m);
 	m->has_stop = true;
-	double settle_s = settle_free(m);
+	double settle_s = settle_free(m, drift / CONTROL_WINDOW_S);
 	json_t *after = steady_reading(m);
 	double f0 = 0, f1 = 0, a0 = 0, a1 = 0;
 	memtest_num(before, "host.free", &f0);
@@ -733,14 +804,24 @@ static int run_stop(struct memtest *m, char *err, size_t errsize)
 	json_object_set_new(m->result, "ram_freed_by_stop", json_integer((json_int_t)(f1 - f0)));
 	json_object_set_new(m->result, "available_gained_by_stop",
 			    json_integer((json_int_t)(a1 - a0)));
+	judge_noise(m, f1 - f0, drift, fp);
+	/* The background trend of the control window, extrapolated over the stop's own window. */
+	double window = json_number_value(json_object_get(after, "t")) -
+			json_number_value(json_object_get(before, "t"));
+	json_object_set_new(
+	    json_object_get(m->result, "noise"), "gain_drift_corrected",
+	    json_integer((json_int_t)(f1 - f0 - drift / CONTROL_WINDOW_S * window)));
+	json_object_set_new(json_object_get(m->result, "noise"), "stop_window_s",
+			    seconds_json(window));
 	json_object_set_new(p, "after", after);
 	json_object_set_new(p, "stop_seconds", seconds_json(stop_s));
 	json_object_set_new(p, "settle_seconds", seconds_json(settle_s));
-	char g[32];
-	set_note(p, "stopped in %.1f s, settled %.1f s: host free %s", stop_s, settle_s,
-		 vmc_format_bytes_delta((int64_t)(f1 - f0), g, sizeof g));
+	char g[32], d[32];
+	set_note(p, "stopped in %.1f s, settled %.1f s: host free %s (drift %s in %.0f s before)",
+		 stop_s, settle_s, vmc_format_bytes_delta((int64_t)(f1 - f0), g, sizeof g),
+		 vmc_format_bytes_delta((int64_t)drift, d, sizeof d), CONTROL_WINDOW_S);
 	json_object_set_new(p, "end", seconds_json(elapsed(m)));
-	progress_event(&m->prog, "done", "ram_freed_by_stop=%.0f", f1 - f0);
+	progress_event(&m->prog, "done", "ram_freed_by_stop=%.0f drift=%.0f", f1 - f0, drift);
 	return VMC_EXIT_OK;
 }
 

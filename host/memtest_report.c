@@ -135,6 +135,12 @@ static size_t summary_rows(const json_t *doc, struct row rows[6])
 	delta_at(doc, "result.available_gained_by_stop", b, sizeof b);
 	rows[0].label = "RAM freed on the host by stopping the VM (its real cost)";
 	snprintf(rows[0].value, sizeof rows[0].value, "%s free (%s available)", a, b);
+	const json_t *noise = at_path(doc, "result.noise");
+	if (json_is_true(json_object_get(noise, "noisy"))) {
+		size_t len = strlen(rows[0].value);
+		snprintf(rows[0].value + len, sizeof rows[0].value - len, "; NOISY: %s",
+			 memtest_str(noise, "reason") ? memtest_str(noise, "reason") : "?");
+	}
 	bytes_at(doc, "result.footprint_before_stop", a, sizeof a);
 	bytes_at(doc, "result.peak_footprint", b, sizeof b);
 	rows[1].label = "VM footprint before stop";

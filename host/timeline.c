@@ -162,6 +162,21 @@ void timeline_sampler_stop(struct tl_sampler *s)
 	s->running = false;
 }
 
+double timeline_vm_gone_at(struct timeline *tl, double after)
+{
+	double at = -1;
+	pthread_mutex_lock(&tl->lock);
+	for (size_t i = 1; i < tl->n; i++) {
+		const struct tl_sample *a = &tl->samples[i - 1], *b = &tl->samples[i];
+		if (b->t >= after && a->has_vm && !b->has_vm) {
+			at = (a->t + b->t) / 2;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&tl->lock);
+	return at;
+}
+
 static json_t *seconds(double v)
 {
 	return json_real((double)(long long)(v * 1000.0 + 0.5) / 1000.0);

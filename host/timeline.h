@@ -71,6 +71,12 @@ struct tl_sampler {
 int timeline_sampler_start(struct tl_sampler *s);
 void timeline_sampler_stop(struct tl_sampler *s);
 
+/*
+ * When the VM process disappeared after time `after`: midway between the last sample that saw
+ * it and the first that did not; -1 if no such pair.
+ */
+double timeline_vm_gone_at(struct timeline *tl, double after);
+
 /* {"phases":[{name,label,start,end}], "samples":[{t,phase,vm_footprint,...}]} */
 json_t *timeline_json(const struct timeline *tl);
 

@@ -180,6 +180,8 @@ TEST(timeline_json_shape)
 	json_t *last = json_array_get(samples, 100);
 	CHECK(json_is_null(json_object_get(last, "vm_footprint")));
 	CHECK_STR(json_string_value(json_object_get(last, "phase")), "stop");
+	CHECK_DBL(timeline_vm_gone_at(&tl, 0), 89.5, 1e-9);
+	CHECK_DBL(timeline_vm_gone_at(&tl, 95), -1, 1e-9);
 	CHECK_INT(json_integer_value(json_object_get(json_array_get(samples, 50), "vm_footprint")),
 		  2 * GiB);
 	json_decref(j);
