@@ -179,7 +179,9 @@ static int touch_pressure(struct run *r, char *err, size_t errsize)
 		for (; off < end; off += r->ps)
 			fill_page(r->mem + off, r->ps, &state);
 		r->res->touched = off;
-		report(r, PRESSURE_TOUCHING, r->plan->hold_seconds, false);
+		/* The first step is always reported: progress shows at once. */
+		report(r, PRESSURE_TOUCHING, r->plan->hold_seconds,
+		       off == end && off <= TOUCH_STEP);
 	}
 	r->res->touch_seconds = now_seconds() - t0;
 	return 0;
