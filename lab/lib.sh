@@ -82,18 +82,34 @@ lab_size_bytes() {
 }
 
 # A free TCP port on 127.0.0.1 (QEMU's hostfwd binds it; hostagent retries on a race).
+# Seeded from /dev/urandom: several VMs started in the same second must not pick the same port.
+# Ports named in $LAB_TAKEN_PORTS are skipped, so one instance's ports differ from each other.
 lab_free_port() {
-	port=$(awk 'BEGIN { srand(); print 20000 + int(rand() * 20000) }')
+	port=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 20000))
 	i=0
-	while [ $i -lt 200 ]; do
-		if ! ss -Htln "sport = :$port" 2>/dev/null | grep -q .; then
-			echo "$port"
-			return 0
-		fi
+	while [ $i -lt 500 ]; do
+		case " ${LAB_TAKEN_PORTS:-} " in
+		*" $port "*) ;;
+		*)
+			if ! ss -Htln "sport = :$port" 2>/dev/null | grep -q .; then
+				LAB_TAKEN_PORTS="${LAB_TAKEN_PORTS:-} $port"
+				echo "$port"
+				return 0
+			fi
+			;;
+		esac
 		port=$((port + 1))
 		i=$((i + 1))
 	done
 	return 1
+}
+
+# Three distinct free ports: EXEC_PORT AGENT_PORT DOCKER_PORT.
+lab_pick_ports() {
+	LAB_TAKEN_PORTS=""
+	EXEC_PORT=$(lab_free_port) && LAB_TAKEN_PORTS=" $EXEC_PORT" &&
+		AGENT_PORT=$(lab_free_port) && LAB_TAKEN_PORTS=" $EXEC_PORT $AGENT_PORT" &&
+		DOCKER_PORT=$(lab_free_port)
 }
 
 lab_now() {
