@@ -61,6 +61,31 @@ TEST(status_61_without_psi_or_balloon_device)
 	json_decref(doc);
 }
 
+TEST(status_counts_bytes_written_per_whole_disk)
+{
+	guest_61();
+	/* vda and vdb are disks, vda1 a partition (not counted twice). */
+	fakeroot_write("/proc/diskstats",
+		       " 254       0 vda 100 0 800 5 40 0 96 7 0 10 12 0 0 0 0 0 0\n"
+		       " 254       1 vda1 90 0 700 5 40 0 96 7 0 10 12 0 0 0 0 0 0\n"
+		       " 254      16 vdb 3 0 24 1 2 0 16 1 0 2 2 0 0 0 0 0 0\n");
+	char err[128];
+	json_t *doc = agent_status(NULL, err, sizeof err);
+	const json_t *disks = json_object_get(doc, "disks");
+	CHECK_INT(json_array_size(disks), 2);
+	uint64_t v = 0;
+	CHECK_STR(vmc_json_get_str(json_array_get(disks, 0), "name"), "vda");
+	vmc_json_get_u64(json_array_get(disks, 0), "written_bytes", &v);
+	CHECK_U64(v, 96 * 512);
+	vmc_json_get_u64(json_array_get(disks, 1), "written_bytes", &v);
+	CHECK_U64(v, 16 * 512);
+	json_decref(doc);
+	fakeroot_remove("/proc/diskstats");
+	doc = agent_status(NULL, err, sizeof err);
+	CHECK(json_is_null(json_object_get(doc, "disks")));
+	json_decref(doc);
+}
+
 TEST(status_shows_psi_and_the_daemons_history)
 {
 	guest_61();
@@ -121,6 +146,7 @@ int main(void)
 {
 	fakeroot_init();
 	RUN(status_61_without_psi_or_balloon_device);
+	RUN(status_counts_bytes_written_per_whole_disk);
 	RUN(status_shows_psi_and_the_daemons_history);
 	RUN(status_without_meminfo_is_an_error);
 	fakeroot_cleanup();
