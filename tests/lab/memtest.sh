@@ -9,6 +9,10 @@
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 lab_init
+
+jq_true() { # file expr: the expression holds for the JSON file
+	jq -e "$2" "$1" >/dev/null
+}
 VMCOST=${VMCOST:-vmcost}
 MIB=1048576
 out=$LIMA_HOME/out
@@ -101,7 +105,7 @@ cg=$(memcg_create vmcost-memtest-fpr $((2560 * MIB))) || fail "memory cgroup"
 run_memtest mfpr fpr "$cg" $FILL --pressure 2G --hold 5 --canary 1G
 rc=$?
 check "FPR memtest exits 0 (got $rc)" [ "$rc" = 0 ]
-check "FPR memtest JSON parses" jq -e .result "$out/fpr.json" >/dev/null
+check "FPR memtest JSON parses" jq_true "$out/fpr.json" .result
 check "pressure in the cgroup is conclusive" \
 	[ "$(jq -r .result.pressure "$out/fpr.json")" = conclusive ]
 check "the canary was (partly) discarded" [ "$(jnum "$out/fpr.json" .result.canary_discarded)" -gt 0 ]
@@ -118,7 +122,7 @@ check "too little pressure exits 11 (got $rc)" [ "$rc" = 11 ]
 check "too little pressure is INCONCLUSIVE" \
 	[ "$(jq -r .result.pressure "$out/nob.json")" = INCONCLUSIVE ]
 check "no canary page was discarded" [ "$(jnum "$out/nob.json" .result.canary_discarded)" = 0 ]
-check "the stop gain is still measured" jq -e '.result.ram_freed_by_stop | numbers' "$out/nob.json" >/dev/null
+check "the stop gain is still measured" jq_true "$out/nob.json" '.result.ram_freed_by_stop | numbers'
 check "--restart: the no-balloon instance runs again" [ "$(status_of mnob)" = Running ]
 
 # ---- 4. the ratchet and the return ---------------------------------------------------------------
@@ -143,7 +147,7 @@ for name in fpr nob; do
 	fi
 	check "$name: the markdown names the machine" grep -q '^- Machine: ' "$base.md"
 	check "$name: the results JSON has the timeline" \
-		jq -e '.timeline.samples | length > 10' "$base.json" >/dev/null
+		jq_true "$base.json" '.timeline.samples | length > 10'
 done
 
 summary
