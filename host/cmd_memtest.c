@@ -706,18 +706,21 @@ static json_t *control_window(struct memtest *m, json_t *p, double *drift)
 	while (nanosleep(&nap, &nap) != 0 && errno == EINTR && !memtest_stop)
 		;
 	json_t *b = steady_reading(m);
-	double f0 = 0, f1 = 0;
+	double f0 = 0, f1 = 0, v0 = 0, v1 = 0;
 	memtest_num(a, "host.free", &f0);
 	memtest_num(b, "host.free", &f1);
-	*drift = f1 - f0;
+	memtest_num(a, "vm.footprint", &v0);
+	memtest_num(b, "vm.footprint", &v1);
+	/* What the VM itself returned meanwhile (free-page reporting) is not someone else's. */
+	*drift = (f1 - f0) + (v1 - v0);
 	json_object_set_new(p, "control_start", a);
 	return b;
 }
 
 /*
- * The stop can only free what the VM held: a gain well beyond the footprint, or a host that
- * moved by more than a tenth of the gain in the control window, means someone else changed
- * host memory meanwhile.
+ * The stop can only free what the VM held: a gain well beyond the footprint, or a host whose
+ * free memory moved (beyond what the VM itself returned) by more than a tenth of the gain in
+ * the control window, means someone else changed host memory meanwhile.
  */
 static void judge_noise(struct memtest *m, double gain, double drift, double footprint)
 {
