@@ -121,13 +121,16 @@ static void text(FILE *f, double x, double y, const char *anchor, const char *st
 
 static void phase_bands(FILE *f, const struct timeline *tl, const struct frame *fr)
 {
+	size_t shown = 0; /* zero-width phases (skipped ones) do not take a shade */
 	for (size_t i = 0; i < tl->nphases; i++) {
 		const struct tl_phase *p = &tl->phases[i];
 		double end = p->end < 0 ? fr->t_max : p->end;
 		double x0 = px_x(fr, p->start), x1 = px_x(fr, end);
+		if (x1 - x0 < 0.5)
+			continue;
 		fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>\n",
 			x0, TOP - 48, x1 - x0 > 0 ? x1 - x0 : 0, H - BOTTOM - TOP + 48,
-			i % 2 ? "#ffffff" : "#f0f0f0");
+			shown++ % 2 ? "#ffffff" : "#f0f0f0");
 		/* Narrow bands get the short name; labels never spill into the next band. */
 		const char *label = p->label;
 		double room = x1 - x0;
