@@ -5,6 +5,7 @@
  * latency) in a postgres container through the Docker Engine API, then the idle host CPU of
  * the VM process with the container still running.
  */
+#include "cli.h"
 #include "commands.h"
 #include "jsonutil.h"
 #include "lima.h"
@@ -393,12 +394,12 @@ static int finish(struct load *l, int rc, struct pg_run runs[2], json_t *idle, c
 	progress_clear(&l->prog);
 	if (rc == VMC_EXIT_INTERRUPTED || load_stop) {
 		json_decref(idle);
-		fprintf(stderr, "vmcost: interrupted: the postgres container was removed\n");
-		return VMC_EXIT_INTERRUPTED;
+		return cli_fail(&(struct cli_opts){.json = l->o.json}, VMC_EXIT_INTERRUPTED,
+				"interrupted: the postgres container was removed");
 	}
 	if (rc != VMC_EXIT_OK) {
 		json_decref(idle);
-		fprintf(stderr, "vmcost: error: %s\n", err);
+		cli_fail(&(struct cli_opts){.json = l->o.json}, rc, "%s", err);
 		return rc;
 	}
 	json_object_set_new(l->doc, "pgbench",
@@ -416,7 +417,7 @@ static int finish(struct load *l, int rc, struct pg_run runs[2], json_t *idle, c
 	else
 		print_human(l->doc, *md ? md : NULL);
 	if (wrc != VMC_EXIT_OK)
-		fprintf(stderr, "vmcost: error: %s\n", werr);
+		cli_fail(&(struct cli_opts){.json = l->o.json}, wrc, "%s", werr);
 	return wrc;
 }
 
@@ -427,11 +428,10 @@ int cmd_load(int argc, char **argv)
 		return VMC_EXIT_OK;
 	char err[1024] = "";
 	int rc = lima_instance_require_running(l.o.name, &l.inst, err, sizeof err);
+	if (rc == VMC_EXIT_OK)
+		rc = vmproc_find(&l.inst, l.o.pid, &l.vp, err, sizeof err);
 	if (rc != VMC_EXIT_OK)
-		die(rc, "%s", err);
-	rc = vmproc_find(&l.inst, l.o.pid, &l.vp, err, sizeof err);
-	if (rc != VMC_EXIT_OK)
-		die(rc, "%s", err);
+		return cli_fail(&(struct cli_opts){.json = l.o.json}, rc, "%s", err);
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);

@@ -6,6 +6,7 @@
  * host compressed or the guest freed, the free memory gained at stop can.
  */
 #include "agent_client.h"
+#include "cli.h"
 #include "commands.h"
 #include "jsonutil.h"
 #include "lima.h"
@@ -1102,13 +1103,14 @@ static int finish(struct memtest *m, int rc, const char *err)
 	progress_clear(&m->prog);
 	if (rc == VMC_EXIT_INTERRUPTED || memtest_stop) {
 		cleanup_guest(m);
-		fprintf(stderr, "vmcost: interrupted: %s was not stopped; pressure released%s\n",
-			m->inst.name, m->fill_pending || m->pg.id[0] ? "" : ", guest cleaned up");
-		return VMC_EXIT_INTERRUPTED;
+		return cli_fail(&(struct cli_opts){.json = m->o.json}, VMC_EXIT_INTERRUPTED,
+				"interrupted: %s was not stopped; pressure released%s",
+				m->inst.name,
+				m->fill_pending || m->pg.id[0] ? "" : ", guest cleaned up");
 	}
 	if (rc != VMC_EXIT_OK) {
 		cleanup_guest(m);
-		fprintf(stderr, "vmcost: error: %s\n", err);
+		cli_fail(&(struct cli_opts){.json = m->o.json}, rc, "%s", err);
 		return rc;
 	}
 	char werr[512];
@@ -1118,7 +1120,7 @@ static int finish(struct memtest *m, int rc, const char *err)
 	else
 		memtest_report_human(stdout, m->doc, vmc_use_color(stdout));
 	if (wrc != VMC_EXIT_OK) {
-		fprintf(stderr, "vmcost: error: %s\n", werr);
+		cli_fail(&(struct cli_opts){.json = m->o.json}, wrc, "%s", werr);
 		return wrc;
 	}
 	const char *verdict = memtest_str(m->doc, "result.pressure");
@@ -1138,11 +1140,13 @@ int cmd_memtest(int argc, char **argv)
 	}
 	char err[1024] = "";
 	int rc = lima_instance_require_running(m->o.name, &m->inst, err, sizeof err);
-	if (rc != VMC_EXIT_OK)
-		die(rc, "%s", err);
-	rc = vmproc_find(&m->inst, m->o.pid, &m->vp, err, sizeof err);
-	if (rc != VMC_EXIT_OK)
-		die(rc, "%s", err);
+	if (rc == VMC_EXIT_OK)
+		rc = vmproc_find(&m->inst, m->o.pid, &m->vp, err, sizeof err);
+	if (rc != VMC_EXIT_OK) {
+		cli_fail(&(struct cli_opts){.json = m->o.json}, rc, "%s", err);
+		free(m);
+		return rc;
+	}
 	choose_defaults(m);
 	rc = confirm_stop(&m->o);
 	if (rc != VMC_EXIT_OK) {
