@@ -18,7 +18,7 @@ root=${VMCOST_ROOT:-}
 #   nowatchdog      no soft-lockup hrtimer every 4 s per CPU: idle guest timer interrupts
 #                   9.9 -> 8.3 /s (lab, 2 vCPUs, mean of 3; results/idle-tunings-lab-2026-12-02.md)
 #   sysctl.vm.compaction_proactiveness=0
-#                   kcompactd stops waking every 500 ms: 9.9 -> 5.4 /s; both together 4.3 /s
+#                   kcompactd stops waking every 500 ms: 9.9 -> 5.4 /s; both: 8.9 -> 4.0 /s
 # Measured and left out (no gain beyond run-to-run noise): tsc=reliable, transparent_hugepage=madvise.
 kernel_args="init_on_free=1 psi=1 nowatchdog sysctl.vm.compaction_proactiveness=0"
 # Where the command line cannot change (the ISO), the same settings that sysctl can make.
