@@ -364,7 +364,15 @@ static void phase_end(struct memtest *m, json_t *phase, json_t *reading_json)
 		double fp = -1, fr = -1;
 		memtest_num(reading_json, "vm.footprint", &fp);
 		memtest_num(reading_json, "host.free", &fr);
-		progress_event(&m->prog, "done", "vm_footprint=%.0f host_free=%.0f", fp, fr);
+		char a[32], b[32];
+		if (m->prog.tty) /* people read this one, scripts the other */
+			progress_event(&m->prog, "done", "VM %s, host free %s",
+				       fp < 0 ? "gone"
+					      : vmc_format_bytes((uint64_t)fp, a, sizeof a),
+				       vmc_format_bytes((uint64_t)(fr < 0 ? 0 : fr), b, sizeof b));
+		else
+			progress_event(&m->prog, "done", "vm_footprint=%.0f host_free=%.0f", fp,
+				       fr);
 	} else {
 		progress_event(&m->prog, "done", "%s", "");
 	}
@@ -825,7 +833,11 @@ static int run_stop(struct memtest *m, char *err, size_t errsize)
 		 stop_s, settle_s, vmc_format_bytes_delta((int64_t)(f1 - f0), g, sizeof g),
 		 vmc_format_bytes_delta((int64_t)drift, d, sizeof d), CONTROL_WINDOW_S);
 	json_object_set_new(p, "end", seconds_json(elapsed(m)));
-	progress_event(&m->prog, "done", "ram_freed_by_stop=%.0f drift=%.0f", f1 - f0, drift);
+	if (m->prog.tty)
+		progress_event(&m->prog, "done", "host free %s", g);
+	else
+		progress_event(&m->prog, "done", "ram_freed_by_stop=%.0f drift=%.0f", f1 - f0,
+			       drift);
 	return VMC_EXIT_OK;
 }
 
