@@ -21,7 +21,6 @@ mkdir -p "$out"
 FILL="--workload fill --size 1G --fill-dir /mnt/scratch/vmcost-fill"
 
 # ---- a memory cgroup around vmcost (v1 memory controller here, v2 elsewhere) -------------------
-CGROUPS=""
 memcg_create() { # name limit-bytes -> prints the cgroup directory
 	if [ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ]; then
 		self=$(sed -n 's/^[0-9]*:[^:]*memory[^:]*:\(.*\)$/\1/p' /proc/self/cgroup)
@@ -34,7 +33,8 @@ memcg_create() { # name limit-bytes -> prints the cgroup directory
 		dir=$parent/$1-$$
 		mkdir "$dir" && echo "$2" >"$dir/memory.max" || return 1
 	fi
-	CGROUPS="$CGROUPS $dir"
+	# Callers run this in $(...): the list goes to a file the cleanup reads.
+	echo "$dir" >>"$out/cgroups"
 	echo "$dir"
 }
 
@@ -45,8 +45,12 @@ memcg_run() { # dir cmd... : runs cmd inside the cgroup
 }
 
 memtest_cleanup() {
-	for d in $CGROUPS; do rmdir "$d" 2>/dev/null || true; done
+	# A VM restarted by memtest --restart runs inside its cgroup: stop the VMs first.
+	groups=$(cat "$out/cgroups" 2>/dev/null)
 	lab_cleanup
+	for d in $groups; do
+		lab_wait_until 10 rmdir "$d" 2>/dev/null || echo "could not remove cgroup $d"
+	done
 }
 trap memtest_cleanup EXIT
 
