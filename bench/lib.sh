@@ -50,8 +50,10 @@ bench_keep() {
 	status_file=$(mktemp)
 	{
 		bench_header "$@"
-		{ "$@" 2>&1; echo $? >"$status_file"; } | tee /dev/stderr
-	} >"$file"
+		rc=0
+		"$@" 2>&1 || rc=$?
+		echo "$rc" >"$status_file"
+	} | tee "$file"
 	rc=$(cat "$status_file")
 	rm -f "$status_file"
 	echo "kept: $file" >&2
