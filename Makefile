@@ -191,7 +191,7 @@ lint:
 # Shell test suites that need no VM (provision scripts in a fake root, CLI exit codes...).
 script-tests: $(ALL_BINS)
 	@rc=0; for t in tests/sh/*.sh; do \
-		[ -e "$$t" ] || continue; \
+		[ -x "$$t" ] || continue; \
 		$(RUN_SUITE) "sh/$$(basename $$t .sh)" $$t || rc=1; done; exit $$rc
 
 # ---- lab -------------------------------------------------------------------------------------
@@ -200,7 +200,7 @@ lab: $(AGENT_STATIC_BIN)
 
 lab-check: $(ALL_BINS) lab
 	@rc=0; for t in tests/lab/*.sh; do \
-		[ -e "$$t" ] || continue; \
+		[ -x "$$t" ] || continue; \
 		$(RUN_SUITE) "lab/$$(basename $$t .sh)" $$t || rc=1; done; exit $$rc
 
 # ---- the two commands the README promises ----------------------------------------------------
