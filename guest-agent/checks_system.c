@@ -412,26 +412,44 @@ static json_t *daemon_json(bool *bad, char *why, size_t size)
 	return doc;
 }
 
-static void check_docker_logs(const struct doctor *d, struct check *c)
+/*
+ * Both dockerd checks start the same way: n/a without Docker, and a daemon.json that does not
+ * parse reported once (by the log check, with parse_status) and pointed to by the other.
+ * Returns true with *cfg (NULL when there is no daemon.json) when the check should go on.
+ */
+static bool docker_config(const struct doctor *d, struct check *c, enum check_status parse_status,
+			  json_t **cfg)
 {
 	char why[200];
 	bool bad;
-	c->id = "docker-log-limits";
-	c->title = "dockerd container log limits";
 	if (!docker_installed(d)) {
 		c->status = CHECK_NA;
 		check_observed(c, "no dockerd");
 		check_why(c, "Docker is not installed");
-		return;
+		return false;
 	}
-	json_t *cfg = daemon_json(&bad, why, sizeof why);
-	if (bad) {
-		c->status = CHECK_FAIL;
+	*cfg = daemon_json(&bad, why, sizeof why);
+	if (!bad)
+		return true;
+	c->status = parse_status;
+	if (parse_status == CHECK_FAIL) {
 		check_observed(c, "/etc/docker/daemon.json does not parse: %s", why);
 		check_why(c, "dockerd refuses to start with an invalid daemon.json");
 		check_fix(c, "fix the JSON (python3 -m json.tool /etc/docker/daemon.json)");
-		return;
+	} else {
+		check_observed(c, "daemon.json does not parse");
+		check_why(c, "see docker-log-limits");
 	}
+	return false;
+}
+
+static void check_docker_logs(const struct doctor *d, struct check *c)
+{
+	json_t *cfg;
+	c->id = "docker-log-limits";
+	c->title = "dockerd container log limits";
+	if (!docker_config(d, c, CHECK_FAIL, &cfg))
+		return;
 	const char *driver = cfg ? json_string_value(json_object_get(cfg, "log-driver")) : NULL;
 	const json_t *opts = cfg ? json_object_get(cfg, "log-opts") : NULL;
 	const char *max_size = json_string_value(json_object_get(opts, "max-size"));
@@ -455,23 +473,11 @@ static void check_docker_logs(const struct doctor *d, struct check *c)
 
 static void check_docker_gc(const struct doctor *d, struct check *c)
 {
-	char why[200];
-	bool bad;
+	json_t *cfg;
 	c->id = "docker-builder-gc";
 	c->title = "BuildKit cache garbage collection";
-	if (!docker_installed(d)) {
-		c->status = CHECK_NA;
-		check_observed(c, "no dockerd");
-		check_why(c, "Docker is not installed");
+	if (!docker_config(d, c, CHECK_NA, &cfg))
 		return;
-	}
-	json_t *cfg = daemon_json(&bad, why, sizeof why);
-	if (bad) {
-		c->status = CHECK_NA;
-		check_observed(c, "daemon.json does not parse");
-		check_why(c, "see docker-log-limits");
-		return;
-	}
 	const json_t *gc = json_object_get(json_object_get(cfg, "builder"), "gc");
 	const json_t *enabled = json_object_get(gc, "enabled");
 	const char *keep = json_string_value(json_object_get(gc, "defaultKeepStorage"));
