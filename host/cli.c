@@ -174,12 +174,12 @@ int cli_vm_process(const struct cli_opts *o, const char *name, struct lima_insta
 	return VMC_EXIT_OK;
 }
 
-static volatile sig_atomic_t interrupted;
+volatile sig_atomic_t cli_stop;
 
 static void on_signal(int sig)
 {
 	(void)sig;
-	interrupted = 1;
+	cli_stop = 1;
 }
 
 void cli_catch_signals(void)
@@ -194,13 +194,18 @@ void cli_catch_signals(void)
 
 bool cli_interrupted(void)
 {
-	return interrupted != 0;
+	return cli_stop != 0;
+}
+
+int cli_stop_requested(void)
+{
+	return cli_stop != 0;
 }
 
 bool cli_sleep(double seconds)
 {
 	double end = platform_now() + seconds;
-	while (!interrupted) {
+	while (!cli_stop) {
 		double left = end - platform_now();
 		if (left <= 0)
 			return true;

@@ -36,19 +36,6 @@ struct load_opts {
 	pid_t pid;
 };
 
-static volatile sig_atomic_t load_stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	load_stop = 1;
-}
-
-static int stop_requested(void)
-{
-	return load_stop != 0;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(
@@ -204,15 +191,15 @@ static int idle_cpu(pid_t pid, const struct load_opts *o, struct progress *prog,
 		return VMC_EXIT_HELPER;
 	}
 	size_t got = 0;
-	for (size_t i = 0; i < n && !load_stop; i++) {
+	for (size_t i = 0; i < n && !cli_stop; i++) {
 		char note[96];
 		snprintf(note, sizeof note, "idle CPU, interval %zu of %zu", i + 1, n);
 		progress_note(prog, note);
 		struct timespec nap = {(time_t)o->interval,
 				       (long)((o->interval - (double)(time_t)o->interval) * 1e9)};
-		while (nanosleep(&nap, &nap) != 0 && errno == EINTR && !load_stop)
+		while (nanosleep(&nap, &nap) != 0 && errno == EINTR && !cli_stop)
 			;
-		if (load_stop || platform_proc_sample(pid, &cur) != 0)
+		if (cli_stop || platform_proc_sample(pid, &cur) != 0)
 			break;
 		double wall = cur.taken_at - prev.taken_at;
 		pct[got++] = wall > 0 ? (double)(cur.cpu_ns - prev.cpu_ns) / 1e9 / wall * 100 : 0;
@@ -226,7 +213,7 @@ static int idle_cpu(pid_t pid, const struct load_opts *o, struct progress *prog,
 	*out = json_pack("{s:f, s:f, s:f, s:f, s:i, s:o}", "median_percent", s.median,
 			 "min_percent", s.min, "max_percent", s.max, "interval_s", o->interval,
 			 "intervals", (int)got, "percent", samples);
-	return load_stop ? VMC_EXIT_INTERRUPTED : VMC_EXIT_OK;
+	return cli_stop ? VMC_EXIT_INTERRUPTED : VMC_EXIT_OK;
 }
 
 struct load {
@@ -392,7 +379,7 @@ static int finish(struct load *l, int rc, struct pg_run runs[2], json_t *idle, c
 		if (pg_remove(&l->pg, rerr, sizeof rerr) != VMC_EXIT_OK)
 			warn("%s", rerr);
 	progress_clear(&l->prog);
-	if (rc == VMC_EXIT_INTERRUPTED || load_stop) {
+	if (rc == VMC_EXIT_INTERRUPTED || cli_stop) {
 		json_decref(idle);
 		return cli_fail(&(struct cli_opts){.json = l->o.json}, VMC_EXIT_INTERRUPTED,
 				"interrupted: the postgres container was removed");
@@ -432,14 +419,11 @@ int cmd_load(int argc, char **argv)
 		rc = vmproc_find(&l.inst, l.o.pid, &l.vp, err, sizeof err);
 	if (rc != VMC_EXIT_OK)
 		return cli_fail(&(struct cli_opts){.json = l.o.json}, rc, "%s", err);
-	struct sigaction sa = {.sa_handler = on_signal};
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	docker_set_abort_check(stop_requested);
+	cli_catch_signals();
+	docker_set_abort_check(cli_stop_requested);
 	l.started = time(NULL);
 	progress_init(&l.prog, stderr, isatty(STDERR_FILENO), "load", platform_now());
-	l.pg.stop = &load_stop;
+	l.pg.stop = &cli_stop;
 	l.pg.note = on_note;
 	l.pg.note_ctx = &l.prog;
 	l.doc = header(&l);

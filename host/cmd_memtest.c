@@ -72,19 +72,6 @@ struct memtest {
 	bool has_stop;
 };
 
-static volatile sig_atomic_t memtest_stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	memtest_stop = 1;
-}
-
-static int stop_requested(void)
-{
-	return memtest_stop != 0;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(
@@ -319,7 +306,7 @@ static json_t *guest_json(const struct memtest *m)
 {
 	const char *args[] = {"shell", m->inst.name, "cat", "/proc/meminfo", NULL};
 	struct limactl_result r;
-	if (limactl_run(args, 60000, &memtest_stop, &r) != 0)
+	if (limactl_run(args, 60000, &cli_stop, &r) != 0)
 		return json_null();
 	struct vmc_meminfo mi;
 	json_t *g = json_null();
@@ -409,7 +396,7 @@ static int run_fill(struct memtest *m, json_t *p, char *err, size_t errsize)
 	struct fill_result fr;
 	progress_note(&m->prog, "writing to tmpfs, then files into page cache");
 	m->fill_pending = true;
-	int rc = workload_fill(&m->inst, &m->fill, &memtest_stop, &fr, err, errsize);
+	int rc = workload_fill(&m->inst, &m->fill, &cli_stop, &fr, err, errsize);
 	if (rc != VMC_EXIT_OK)
 		return rc;
 	char a[32], b[32];
@@ -425,7 +412,7 @@ static int run_fill(struct memtest *m, json_t *p, char *err, size_t errsize)
 
 static int run_pgbench(struct memtest *m, json_t *p, char *err, size_t errsize)
 {
-	m->pg.stop = &memtest_stop;
+	m->pg.stop = &cli_stop;
 	m->pg.note = on_note;
 	m->pg.note_ctx = &m->prog;
 	int rc = pg_start(&m->pg, &m->inst, m->o.image, !m->o.no_pull, 600, err, errsize);
@@ -483,7 +470,7 @@ static int trim_with_drop_caches(struct memtest *m, json_t *p, const char *why)
 	    "else sudo -n sh -c 'echo 3 >/proc/sys/vm/drop_caches'; fi";
 	const char *args[] = {"shell", m->inst.name, "sh", "-c", script, NULL};
 	struct limactl_result r;
-	int rc = limactl_run(args, 120000, &memtest_stop, &r);
+	int rc = limactl_run(args, 120000, &cli_stop, &r);
 	bool ok = rc == 0 && r.exit_code == 0;
 	if (rc == 0)
 		limactl_result_free(&r);
@@ -524,7 +511,7 @@ static double settle_footprint(struct memtest *m)
 {
 	double start = platform_now(), best_at = start;
 	uint64_t best = UINT64_MAX;
-	while (!memtest_stop) {
+	while (!cli_stop) {
 		struct platform_proc_sample ps;
 		double t = platform_now();
 		if (platform_proc_sample(m->vp.pid, &ps) != 0)
@@ -626,7 +613,7 @@ static int run_pressure(struct memtest *m, char *err, size_t errsize)
 	struct pressure_plan plan = {
 	    .size = m->o.pressure, .canary_size = m->o.canary, .hold_seconds = m->o.hold};
 	struct pressure_result res;
-	int rc = pressure_run(&plan, on_pressure, m, &memtest_stop, &res, err, errsize);
+	int rc = pressure_run(&plan, on_pressure, m, &cli_stop, &res, err, errsize);
 	if (rc != 0)
 		return VMC_EXIT_FAILURE;
 	json_object_set_new(p, "result", pressure_json(&res));
@@ -690,7 +677,7 @@ static double settle_free(struct memtest *m, double drift_per_s)
 	if (platform_host_memory(&hm) == 0)
 		last = hm.free;
 	progress_note(&m->prog, "letting host memory settle");
-	while (platform_now() - start < m->o.settle_max && !memtest_stop) {
+	while (platform_now() - start < m->o.settle_max && !cli_stop) {
 		usleep(1000 * 1000);
 		if (platform_host_memory(&hm) != 0)
 			break;
@@ -712,7 +699,7 @@ static json_t *control_window(struct memtest *m, json_t *p, double *drift)
 	json_t *a = steady_reading(m);
 	progress_note(&m->prog, "control window: host memory without the stop");
 	struct timespec nap = {(time_t)CONTROL_WINDOW_S, 0};
-	while (nanosleep(&nap, &nap) != 0 && errno == EINTR && !memtest_stop)
+	while (nanosleep(&nap, &nap) != 0 && errno == EINTR && !cli_stop)
 		;
 	json_t *b = steady_reading(m);
 	double f0 = 0, f1 = 0, v0 = 0, v1 = 0;
@@ -1080,28 +1067,19 @@ static void cleanup_guest(struct memtest *m)
 static int run_phases(struct memtest *m, char *err, size_t errsize)
 {
 	int rc = run_baseline(m);
-	if (rc == VMC_EXIT_OK && !memtest_stop)
+	if (rc == VMC_EXIT_OK && !cli_stop)
 		rc = run_workload(m, err, errsize);
-	if (rc == VMC_EXIT_OK && !memtest_stop)
+	if (rc == VMC_EXIT_OK && !cli_stop)
 		rc = run_trim(m, err, errsize);
-	if (rc == VMC_EXIT_OK && !memtest_stop)
+	if (rc == VMC_EXIT_OK && !cli_stop)
 		rc = run_pressure(m, err, errsize);
-	if (memtest_stop)
+	if (cli_stop)
 		return VMC_EXIT_INTERRUPTED;
 	if (rc == VMC_EXIT_OK)
 		rc = run_stop(m, err, errsize);
 	if (rc == VMC_EXIT_OK && m->o.restart)
 		rc = run_restart(m, err, errsize);
 	return rc;
-}
-
-static void install_signals(void)
-{
-	struct sigaction sa = {.sa_handler = on_signal};
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	docker_set_abort_check(stop_requested);
 }
 
 static void on_sample(const struct tl_sample *s, void *ctx)
@@ -1113,7 +1091,7 @@ static int finish(struct memtest *m, int rc, const char *err)
 {
 	timeline_sampler_stop(&m->sampler);
 	progress_clear(&m->prog);
-	if (rc == VMC_EXIT_INTERRUPTED || memtest_stop) {
+	if (rc == VMC_EXIT_INTERRUPTED || cli_stop) {
 		cleanup_guest(m);
 		return cli_fail(&(struct cli_opts){.json = m->o.json}, VMC_EXIT_INTERRUPTED,
 				"interrupted: %s was not stopped; pressure released%s",
@@ -1165,7 +1143,8 @@ int cmd_memtest(int argc, char **argv)
 		free(m);
 		return rc;
 	}
-	install_signals();
+	cli_catch_signals();
+	docker_set_abort_check(cli_stop_requested);
 	m->started = time(NULL);
 	timeline_init(&m->tl, platform_now());
 	progress_init(&m->prog, stderr, isatty(STDERR_FILENO), "memtest", m->tl.t0);
