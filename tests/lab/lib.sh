@@ -5,19 +5,9 @@
 set -u
 
 LAB_TEST_REPO=$(cd "$(dirname "$0")/../.." && pwd)
-LAB_TEST_PASSED=0
-LAB_TEST_FAILED=0
 LAB_TEST_INSTANCES=""
-
-ok() {
-	LAB_TEST_PASSED=$((LAB_TEST_PASSED + 1))
-	echo "ok   $*"
-}
-
-fail() {
-	LAB_TEST_FAILED=$((LAB_TEST_FAILED + 1))
-	echo "FAIL $*"
-}
+# shellcheck source=tests/suite.sh
+. "$LAB_TEST_REPO/tests/suite.sh"
 
 # check MSG CMD...: passes when CMD succeeds.
 check() {
@@ -27,8 +17,7 @@ check() {
 }
 
 summary() {
-	echo "$LAB_TEST_PASSED passed, $LAB_TEST_FAILED failed"
-	[ "$LAB_TEST_FAILED" -eq 0 ] && [ "$LAB_TEST_PASSED" -gt 0 ]
+	suite_summary
 	exit $?
 }
 

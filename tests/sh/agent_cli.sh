@@ -6,7 +6,8 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 agent=${AGENT_BIN:-guest-agent/vmcost-agent}
-passed=0 failed=0
+# shellcheck source=tests/suite.sh
+. tests/suite.sh
 tmp=$(mktemp -d)
 daemon_pid=
 
@@ -16,14 +17,6 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-ok() {
-	passed=$((passed + 1))
-	echo "ok   $1"
-}
-fail() {
-	failed=$((failed + 1))
-	echo "FAIL $1"
-}
 
 # expect NAME CODE TEXT CMD...: exit status CODE and TEXT in stderr.
 expect() {
@@ -155,5 +148,4 @@ expect "a regular file at the socket path is refused" 1 "exists and is not a soc
 	"$agent" run --config "$tmp/agent.yaml"
 if [ "$(cat "$sock")" = precious ]; then ok "the file is kept"; else fail "the file is kept"; fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+suite_summary

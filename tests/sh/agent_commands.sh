@@ -6,18 +6,11 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 agent=${AGENT_BIN:-guest-agent/vmcost-agent}
-passed=0 failed=0
+# shellcheck source=tests/suite.sh
+. tests/suite.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
-ok() {
-	passed=$((passed + 1))
-	echo "ok   $1"
-}
-fail() {
-	failed=$((failed + 1))
-	echo "FAIL $1"
-}
 
 # run NAME CODE CMD...: exit status CODE; stdout in $tmp/out, stderr in $tmp/err.
 run() {
@@ -44,7 +37,7 @@ has() {
 
 if [ ! -x "$agent" ]; then
 	fail "$agent is not built (make agent)"
-	echo "$passed passed, $failed failed"
+	suite_summary
 	exit 1
 fi
 
@@ -107,5 +100,4 @@ json "balloon --json: device, features, order" \
 run "trim --dry-run --force --json" 0 "$agent" trim --dry-run --force --json
 json "trim dry run: nothing ran" '.ran == false and .dry_run == true and .forced == true'
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
+suite_summary

@@ -7,7 +7,8 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 vmcost=$(pwd)/${HOST_BIN:-host/vmcost}
-passed=0 failed=0
+# shellcheck source=tests/suite.sh
+. tests/suite.sh
 tmp=$(mktemp -d)
 child=
 cleanup() {
@@ -16,14 +17,6 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-ok() {
-	passed=$((passed + 1))
-	echo "ok   $1"
-}
-fail() {
-	failed=$((failed + 1))
-	echo "FAIL $1"
-}
 # expect NAME CODE CMD...: CMD exits with CODE.
 expect() {
 	name=$1 code=$2
@@ -111,5 +104,4 @@ rc=$(cat "$tmp/rc")
 if [ "$rc" -eq 1 ]; then ok "a closed stdout ends footprint --watch with exit 1"; else
 	fail "a closed stdout: exit $rc, expected 1"
 fi
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
+suite_summary

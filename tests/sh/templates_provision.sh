@@ -8,18 +8,11 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 repo=$(pwd)
 stubs=$repo/tests/sh/provision-stubs
-passed=0 failed=0
+# shellcheck source=tests/suite.sh
+. tests/suite.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-ok() {
-	passed=$((passed + 1))
-	echo "ok   $1"
-}
-fail() {
-	failed=$((failed + 1))
-	echo "FAIL $1"
-}
 check() { # description, command...
 	desc=$1
 	shift
@@ -418,5 +411,4 @@ boot_tests
 tunings_tests
 docker_tests
 agent_tests
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+suite_summary
