@@ -216,7 +216,7 @@ deps-check:
 # Every stage runs even when an earlier one failed; a stage that fails outside its suites (a
 # build error) is logged as one failed test so the total line cannot hide it.
 stage = $(MAKE) -k --no-print-directory $(1) || { rc=1; mkdir -p $(B)/logs; \
-	printf 'stage %s failed\n0 passed, 1 failed\n' $(1) > $(B)/logs/stage-$(1).log; }
+	printf 'stage %s failed\n0 passed, 1 failed, 0 skipped\n' $(1) > $(B)/logs/stage-$(1).log; }
 check: deps-ensure
 	@rm -rf $(B)/logs
 	@rc=0; \

@@ -9,12 +9,13 @@ set -eu
 # pkg-config module : Debian package : Homebrew formula
 LIBS="yaml-0.1:libyaml-dev:libyaml libcurl:libcurl4-openssl-dev:curl jansson:libjansson-dev:jansson"
 LIBS_LINUX="libmicrohttpd:libmicrohttpd-dev:libmicrohttpd"
-# command : Debian package (build and test tools; the lab's kernel and busybox are downloaded,
+# command : Debian package (build and test tools; the lab guest's kernel and busybox are downloaded,
 # never installed on the host)
 TOOLS_BUILD="cc:gcc make:make pkg-config:pkg-config ar:binutils"
 TOOLS_TEST="clang:clang shellcheck:shellcheck curl:curl jq:jq socat:socat cpio:cpio \
 depmod:kmod mke2fs:e2fsprogs qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils \
-debootstrap:debootstrap xz:xz-utils gzip:gzip apt-get:apt"
+debootstrap:debootstrap xz:xz-utils gzip:gzip apt-get:apt xmllint:libxml2-utils busybox:busybox \
+gcc:gcc nm:binutils"
 
 os=$(uname -s)
 missing_deb=""

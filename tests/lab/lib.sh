@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=sh
 # Helpers for lab test suites (tests/lab/*.sh). Source it, call lab_init, use lab_start, check,
-# ok and fail, and end with summary (prints "N passed, N failed" and exits with the status).
+# ok, fail and skip, and end with summary (prints "N passed, N failed, N skipped" and exits with
+# the status).
 set -u
 
 LAB_TEST_REPO=$(cd "$(dirname "$0")/../.." && pwd)

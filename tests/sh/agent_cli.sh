@@ -80,7 +80,7 @@ http_status() { # METHOD PATH -> prints the status code
 
 if [ ! -x "$agent" ]; then
 	echo "agent_cli: $agent is not built (make agent, or AGENT_BIN=...)" >&2
-	echo "0 passed, 1 failed"
+	echo "0 passed, 1 failed, 0 skipped"
 	exit 1
 fi
 

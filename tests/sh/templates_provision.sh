@@ -31,12 +31,12 @@ if command -v busybox >/dev/null 2>&1; then
 	done
 	path=$stubs:$tmp/busybox:$PATH
 else
-	echo "note: busybox not found, the scripts run with the host's tools"
+	skip "the scripts with busybox's applets (as on Alpine): busybox is missing (make deps); they run with the host's tools"
 fi
 for cmd in apk rc-update rc-service mount fstrim grub-mkconfig addgroup chown wget; do
 	if [ "$(PATH=$path /bin/sh -c "command -v $cmd")" != "$stubs/$cmd" ]; then
 		echo "FAIL refusing to run: $cmd would not be the stub"
-		echo "0 passed, 1 failed"
+		echo "0 passed, 1 failed, 0 skipped"
 		exit 1
 	fi
 done

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A tiny test harness: CHECK-style assertions that count, keep going, and a summary line
- * "N passed, N failed" (the format every suite in vmcost ends with). Header-only on purpose.
+ * "N passed, N failed, N skipped" (the format every suite in vmcost ends with). Header-only on
+ * purpose. SKIP("why") ends a test that cannot run here; it is counted and shown, never passed.
  *
  *   TEST(parses_total) { CHECK_U64(mi.total, 2048 * 1024); }
  *   int main(void) { RUN(parses_total); return check_done(); }
@@ -14,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int check_passed, check_failed;
+static int check_passed, check_failed, check_skipped;
 static const char *check_current = "";
 
 static inline void check_report(int ok, const char *file, int line, const char *what)
@@ -31,9 +32,21 @@ static inline void check_report(int ok, const char *file, int line, const char *
 #define RUN(name)                                                                                  \
 	do {                                                                                       \
 		check_current = #name;                                                             \
-		int before_ = check_failed;                                                        \
+		int failed_ = check_failed, skipped_ = check_skipped;                              \
 		name();                                                                            \
-		printf("%s %s\n", check_failed == before_ ? "ok  " : "FAIL", #name);               \
+		printf("%s %s\n",                                                                  \
+		       check_failed != failed_     ? "FAIL"                                        \
+		       : check_skipped != skipped_ ? "skip"                                        \
+		                                   : "ok  ",                                       \
+		       #name);                                                                     \
+	} while (0)
+
+/* Ends the current test as skipped, with the reason (what is missing here). */
+#define SKIP(why)                                                                                  \
+	do {                                                                                       \
+		check_skipped++;                                                                   \
+		printf("     skipped: %s\n", (why));                                               \
+		return;                                                                            \
 	} while (0)
 
 #define CHECK(cond) check_report(!!(cond), __FILE__, __LINE__, #cond)
@@ -83,7 +96,7 @@ static inline void check_report(int ok, const char *file, int line, const char *
 
 static inline int check_done(void)
 {
-	printf("%d passed, %d failed\n", check_passed, check_failed);
+	printf("%d passed, %d failed, %d skipped\n", check_passed, check_failed, check_skipped);
 	return check_failed == 0 && check_passed > 0 ? 0 : 1;
 }
 

@@ -100,10 +100,11 @@ TEST(renders_panels_bands_labels_and_units)
 	CHECK_INT(count(svg, "<polyline"), 3);
 	CHECK_INT(count(svg, "<rect"), 1 + 4 + 2); /* background, 4 bands, 2 panel frames */
 	int lint = xmllint(svg, len);
-	if (lint >= 0)
-		CHECK_INT(lint, 0);
 	free(svg);
 	timeline_free(&tl);
+	if (lint < 0)
+		SKIP("the SVG's well-formedness: xmllint is missing (make deps)");
+	CHECK_INT(lint, 0);
 }
 
 TEST(vm_gap_splits_the_line)
@@ -137,10 +138,11 @@ TEST(empty_timeline_is_still_a_document)
 	CHECK_INT(count(svg, "<polyline"), 0);
 	CHECK(strstr(svg, "nan") == NULL && strstr(svg, "inf") == NULL);
 	int lint = xmllint(svg, len);
-	if (lint >= 0)
-		CHECK_INT(lint, 0);
 	free(svg);
 	timeline_free(&tl);
+	if (lint < 0)
+		SKIP("the SVG's well-formedness: xmllint is missing (make deps)");
+	CHECK_INT(lint, 0);
 }
 
 TEST(nice_steps)
