@@ -2,6 +2,7 @@
 #include "checks.h"
 
 #include "agent.h"
+#include "color.h"
 #include "jsonutil.h"
 #include "kmsg.h"
 #include "procfs.h"
@@ -271,17 +272,6 @@ json_t *agent_checks(char *err, size_t errsize)
 	return doc;
 }
 
-static const char *status_color(const char *status)
-{
-	if (strcmp(status, "ok") == 0)
-		return "\033[32m";
-	if (strcmp(status, "warn") == 0)
-		return "\033[33m";
-	if (strcmp(status, "fail") == 0)
-		return "\033[31m";
-	return "\033[2m";
-}
-
 void checks_print(FILE *f, const json_t *doc, bool color)
 {
 	const json_t *list = json_object_get(doc, "checks");
@@ -291,8 +281,8 @@ void checks_print(FILE *f, const json_t *doc, bool color)
 	json_array_foreach(list, i, c)
 	{
 		const char *status = vmc_json_get_str(c, "status");
-		fprintf(f, "%s%-6s%s %-26s %s\n", color ? status_color(status) : "", status,
-			color ? "\033[0m" : "", vmc_json_get_str(c, "id"),
+		fprintf(f, "%s%-6s%s %-26s %s\n", vmc_status_color(status, color), status,
+			vmc_color_reset(color), vmc_json_get_str(c, "id"),
 			vmc_json_get_str(c, "observed"));
 	}
 	bool header = false;
@@ -305,8 +295,8 @@ void checks_print(FILE *f, const json_t *doc, bool color)
 			fputc('\n', f);
 			header = true;
 		}
-		fprintf(f, "%s%s%s %s: %s\n", color ? status_color(status) : "", status,
-			color ? "\033[0m" : "", vmc_json_get_str(c, "id"),
+		fprintf(f, "%s%s%s %s: %s\n", vmc_status_color(status, color), status,
+			vmc_color_reset(color), vmc_json_get_str(c, "id"),
 			vmc_json_get_str(c, "why"));
 		const char *fix = vmc_json_get_str(c, "fix");
 		if (fix)

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "log.h"
+#include "readfile.h"
 #include "units.h"
 #include "yamlutil.h"
 
@@ -63,24 +64,14 @@ __attribute__((format(printf, 2, 3))) static int bad_value(const struct config_s
 	return -1;
 }
 
-/*
- * A plain decimal number ("0.5", "2"), optionally followed by '%' when percent is set. Stricter
- * than strtod on purpose: no sign, exponent, hex, inf or nan in a threshold.
- */
+/* A plain decimal number ("0.5", "2"), optionally followed by '%' when percent is set. */
 static int parse_number(const char *s, bool percent, double *value)
 {
-	size_t digits = strspn(s, "0123456789.");
-	const char *dot = memchr(s, '.', digits);
-	if (digits == 0 || (dot && memchr(dot + 1, '.', digits - (size_t)(dot + 1 - s))) ||
-	    (digits == 1 && dot))
+	if (vmc_parse_decimal(&s, value) < 0)
 		return -1;
-	const char *end = s + digits;
-	if (percent && *end == '%')
-		end++;
-	if (*end != '\0')
-		return -1;
-	*value = strtod(s, NULL);
-	return 0;
+	if (percent && *s == '%')
+		s++;
+	return *s == '\0' ? 0 : -1;
 }
 
 static int set_interval(const struct config_site *site, const char *s, struct agent_config *cfg)
@@ -343,38 +334,13 @@ int agent_config_parse(const char *buf, size_t len, const char *name, struct age
 	return rc;
 }
 
-static int read_config_file(const char *path, char **out, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return -1;
-	char *buf = malloc(CONFIG_MAX_BYTES + 1);
-	if (!buf) {
-		fclose(f);
-		errno = ENOMEM;
-		return -1;
-	}
-	size_t used = fread(buf, 1, CONFIG_MAX_BYTES + 1, f);
-	int failed = ferror(f);
-	fclose(f);
-	if (failed || used > CONFIG_MAX_BYTES) {
-		free(buf);
-		errno = failed ? EIO : EFBIG;
-		return -1;
-	}
-	buf[used] = '\0';
-	*out = buf;
-	*len = used;
-	return 0;
-}
-
 int agent_config_load(const char *path, bool must_exist, struct agent_config *cfg, char *err,
 		      size_t errsize)
 {
 	char *buf;
 	size_t len;
 	agent_config_defaults(cfg);
-	if (read_config_file(path, &buf, &len) < 0) {
+	if (vmc_read_file(path, CONFIG_MAX_BYTES, &buf, &len) < 0) {
 		if (errno == ENOENT && !must_exist)
 			return 0;
 		if (errno == EFBIG)

@@ -6,6 +6,7 @@
  * server's threads sleep in poll() without a timeout until a client connects.
  */
 #include "agent.h"
+#include "clock.h"
 #include "config.h"
 #include "log.h"
 #include "server.h"
@@ -39,21 +40,6 @@ const struct server_ops server_core_ops = {
 #define IOPRIO_WHO_PROCESS 1
 #define IOPRIO_CLASS_IDLE  3
 #define IOPRIO_CLASS_SHIFT 13
-
-static double monotonic_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static struct timespec to_timespec(double seconds)
-{
-	struct timespec ts;
-	ts.tv_sec = (time_t)seconds;
-	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
-	return ts;
-}
 
 static void set_timer_slack(double interval_s)
 {
@@ -91,10 +77,10 @@ static int wait_until(const sigset_t *signals, double deadline, bool forever)
 		if (forever) {
 			sig = sigwaitinfo(signals, NULL);
 		} else {
-			double left = deadline - monotonic_now();
+			double left = deadline - vmc_monotonic_s();
 			if (left <= 0)
 				return 0;
-			struct timespec ts = to_timespec(left);
+			struct timespec ts = vmc_timespec_s(left);
 			sig = sigtimedwait(signals, NULL, &ts);
 			if (sig < 0 && errno == EAGAIN)
 				return 0;
@@ -121,7 +107,7 @@ static void block_signals(sigset_t *signals)
 static int policy_loop(struct agent_state *st, const struct agent_config *cfg,
 		       const sigset_t *signals)
 {
-	double next = monotonic_now() + cfg->interval_s;
+	double next = vmc_monotonic_s() + cfg->interval_s;
 	for (;;) {
 		int sig = wait_until(signals, next, !cfg->trim_enabled);
 		if (sig < 0) {
@@ -139,7 +125,7 @@ static int policy_loop(struct agent_state *st, const struct agent_config *cfg,
 		}
 		timed_trim(st, cfg);
 		/* Never more often than the interval, however long the trim itself took. */
-		next = monotonic_now() + cfg->interval_s;
+		next = vmc_monotonic_s() + cfg->interval_s;
 	}
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "state.h"
 
+#include "clock.h"
 #include "jsonutil.h"
 #include "log.h"
 #include "procfs.h"
@@ -23,18 +24,13 @@ static int default_write(void *ctx, const char *abs_path, const char *data)
 static double default_now(void *ctx)
 {
 	(void)ctx;
-	struct timespec ts;
-	if (clock_gettime(CLOCK_BOOTTIME, &ts) < 0)
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return vmc_boottime_s();
 }
 
 static void default_sleep(void *ctx, double seconds)
 {
 	(void)ctx;
-	struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
+	vmc_sleep_s(seconds);
 }
 
 const char *reclaim_format_name(enum reclaim_format f)

@@ -2,6 +2,7 @@
 #include "wakeups.h"
 
 #include "agent.h"
+#include "clock.h"
 #include "jsonutil.h"
 #include "procfs.h"
 #include "proclist.h"
@@ -12,13 +13,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static double monotonic(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int compare_tid(const void *a, const void *b)
 {
@@ -98,7 +92,7 @@ static int take_threads(struct wake_sample *s)
 int wake_sample_take(struct wake_sample *s)
 {
 	memset(s, 0, sizeof *s);
-	s->t = monotonic();
+	s->t = vmc_monotonic_s();
 	s->has_irq = vmc_irq_table_read("/proc/interrupts", &s->irq) == 0;
 	s->has_softirq = vmc_irq_table_read("/proc/softirqs", &s->softirq) == 0;
 	s->has_stat = vmc_procstat_read(&s->stat) == 0;
@@ -309,13 +303,6 @@ json_t *wakeups_between(const struct wake_sample *a, const struct wake_sample *b
 	return doc;
 }
 
-static void sleep_for(double seconds)
-{
-	struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 json_t *wakeups_measure(double seconds, void (*tick)(double left, void *ctx), void *ctx, char *err,
 			size_t errsize)
 {
@@ -337,10 +324,10 @@ json_t *wakeups_measure(double seconds, void (*tick)(double left, void *ctx), vo
 	}
 	/* One sleep when nobody watches: the profiler must not add wakeups of its own. */
 	double end = a.t + seconds;
-	for (double left = seconds; left > 0; left = end - monotonic()) {
+	for (double left = seconds; left > 0; left = end - vmc_monotonic_s()) {
 		if (tick)
 			tick(left, ctx);
-		sleep_for(tick && left > 1 ? 1 : left);
+		vmc_sleep_s(tick && left > 1 ? 1 : left);
 	}
 	if (wake_sample_take(&b) < 0) {
 		wake_sample_free(&a);

@@ -2,29 +2,17 @@
 #include "loadavg.h"
 
 #include "procfs.h"
+#include "units.h"
 
 #include <errno.h>
 #include <string.h>
 
-/* "12.34": the kernel prints LOAD_INT.LOAD_FRAC with two decimals; no sign, no exponent. */
+/* "12.34": the kernel prints LOAD_INT.LOAD_FRAC with two decimals. */
 static int parse_load(const char **p, double *out)
 {
-	uint64_t whole, frac = 0;
-	double scale = 1;
 	while (**p == ' ')
 		(*p)++;
-	if (vmc_parse_u64(p, &whole) < 0)
-		return -1;
-	if (**p == '.') {
-		(*p)++;
-		const char *start = *p;
-		if (vmc_parse_u64(p, &frac) < 0 || *p - start > 9)
-			return -1;
-		for (const char *c = start; c < *p; c++)
-			scale *= 10;
-	}
-	*out = (double)whole + (double)frac / scale;
-	return 0;
+	return vmc_parse_decimal(p, out);
 }
 
 int vmc_loadavg_parse(const char *buf, struct vmc_loadavg *la)

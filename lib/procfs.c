@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "procfs.h"
 
+#include "readfile.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -50,55 +52,12 @@ static int open_below_root(const char *abs_path, int flags)
 
 int vmc_fs_read(const char *abs_path, char **out, size_t *len, size_t max_bytes)
 {
-	int fd = open_below_root(abs_path, O_RDONLY);
-	if (fd < 0)
+	char path[4096];
+	if (!vmc_fs_path(path, sizeof path, "%s", abs_path)) {
+		errno = ENAMETOOLONG;
 		return -1;
-	/* One spare byte beyond max_bytes tells "exactly max" from "too big". */
-	size_t cap = max_bytes < 4096 ? max_bytes + 2 : 4096, used = 0;
-	char *buf = malloc(cap);
-	int saved = 0;
-	if (!buf)
-		goto fail;
-	for (;;) {
-		if (used + 1 >= cap) {
-			if (used > max_bytes) {
-				saved = EFBIG;
-				goto fail;
-			}
-			size_t grown_cap = cap * 2 > max_bytes + 2 ? max_bytes + 2 : cap * 2;
-			char *grown = realloc(buf, grown_cap);
-			if (!grown)
-				goto fail;
-			buf = grown;
-			cap = grown_cap;
-		}
-		ssize_t n = read(fd, buf + used, cap - used - 1);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			goto fail;
-		}
-		if (n == 0)
-			break;
-		used += (size_t)n;
 	}
-	if (used > max_bytes) {
-		saved = EFBIG;
-		goto fail;
-	}
-	close(fd);
-	buf[used] = '\0';
-	*out = buf;
-	if (len)
-		*len = used;
-	return 0;
-fail:
-	if (!saved)
-		saved = errno;
-	free(buf);
-	close(fd);
-	errno = saved;
-	return -1;
+	return vmc_read_file(path, max_bytes, out, len);
 }
 
 int vmc_fs_read_buf(const char *abs_path, char *buf, size_t size, size_t *len)

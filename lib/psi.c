@@ -2,6 +2,7 @@
 #include "psi.h"
 
 #include "procfs.h"
+#include "units.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -15,20 +16,7 @@ static int parse_avg(const char **p, const char *name, double *out)
 	if (strncmp(*p, name, len) != 0)
 		return -1;
 	*p += len;
-	uint64_t whole, frac = 0;
-	double scale = 1;
-	if (vmc_parse_u64(p, &whole) < 0)
-		return -1;
-	if (**p == '.') {
-		(*p)++;
-		const char *start = *p;
-		if (vmc_parse_u64(p, &frac) < 0 || *p - start > 9)
-			return -1;
-		for (const char *c = start; c < *p; c++)
-			scale *= 10;
-	}
-	*out = (double)whole + (double)frac / scale;
-	return 0;
+	return vmc_parse_decimal(p, out);
 }
 
 static int parse_line(const char *v, struct vmc_psi_line *line)

@@ -15,28 +15,22 @@ static const char *skip_space(const char *s)
 	return s;
 }
 
-/* Strict decimal: digits with at most one '.', no sign, no exponent, no hex. */
-static int parse_decimal(const char *s, double *value, const char **end)
+int vmc_parse_decimal(const char **p, double *value)
 {
-	const char *p = s;
-	int digits = 0, dots = 0;
-	while (isdigit((unsigned char)*p) || *p == '.') {
-		if (*p == '.')
-			dots++;
-		else
-			digits++;
-		p++;
-	}
-	if (digits == 0 || dots > 1)
+	const char *s = *p;
+	size_t len = strspn(s, "0123456789."), dots = 0;
+	for (size_t i = 0; i < len; i++)
+		dots += s[i] == '.';
+	if (len == dots || dots > 1) /* no digit at all, or "1.2.3" */
 		return -1;
+	/* strtod on a bounded copy: the text after the number may be anything (units, "%"). */
 	char tmp[64];
-	size_t len = (size_t)(p - s);
 	if (len >= sizeof tmp)
 		return -1;
 	memcpy(tmp, s, len);
 	tmp[len] = '\0';
 	*value = strtod(tmp, NULL);
-	*end = p;
+	*p = s + len;
 	return 0;
 }
 
@@ -61,24 +55,31 @@ static int size_unit_shift(const char *unit, unsigned *shift)
 	return *rest == '\0' ? 0 : -1;
 }
 
-int vmc_parse_size(const char *s, uint64_t *bytes)
+/* "1.5 GiB " -> 1.5 and "GiB": a decimal, then a short unit, blanks around both ignored. */
+static int number_and_unit(const char *s, double *value, char unit[8])
 {
 	if (!s)
 		return -1;
-	const char *end;
-	double value;
-	s = skip_space(s);
-	if (parse_decimal(s, &value, &end) < 0)
+	const char *end = skip_space(s);
+	if (vmc_parse_decimal(&end, value) < 0)
 		return -1;
 	end = skip_space(end);
-	char unit[8];
 	size_t ulen = strlen(end);
 	while (ulen > 0 && isspace((unsigned char)end[ulen - 1]))
 		ulen--;
-	if (ulen >= sizeof unit)
+	if (ulen >= 8)
 		return -1;
 	memcpy(unit, end, ulen);
 	unit[ulen] = '\0';
+	return 0;
+}
+
+int vmc_parse_size(const char *s, uint64_t *bytes)
+{
+	double value;
+	char unit[8];
+	if (number_and_unit(s, &value, unit) < 0)
+		return -1;
 	unsigned shift;
 	if (size_unit_shift(unit, &shift) < 0)
 		return -1;
@@ -91,14 +92,10 @@ int vmc_parse_size(const char *s, uint64_t *bytes)
 
 int vmc_parse_duration(const char *s, double *seconds)
 {
-	if (!s)
-		return -1;
-	const char *end;
 	double value;
-	s = skip_space(s);
-	if (parse_decimal(s, &value, &end) < 0)
+	char end[8];
+	if (number_and_unit(s, &value, end) < 0)
 		return -1;
-	end = skip_space(end);
 	double scale;
 	if (*end == '\0' || strcasecmp(end, "s") == 0 || strcasecmp(end, "sec") == 0)
 		scale = 1;

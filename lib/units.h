@@ -7,6 +7,13 @@
 #include <stdint.h>
 
 /*
+ * A plain decimal number at *p: digits with at most one '.' and at least one digit ("0.5", "12",
+ * ".5", "5."); no sign, exponent, hex, inf or nan, and no locale. Advances *p past it. Returns 0,
+ * or -1 (*p unchanged) when *p does not start with such a number.
+ */
+int vmc_parse_decimal(const char **p, double *value);
+
+/*
  * Parse a size the way Lima does (go-units RAMInBytes): a decimal number, optional space, then
  * an optional unit b, k, m, g, t, p with optional "i" and "b" (case-insensitive). Every unit is
  * binary: "4G" == "4GiB" == 4 * 2^30. Returns 0, or -1 for empty, negative, junk or overflow.

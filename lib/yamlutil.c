@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "yamlutil.h"
 
+#include "readfile.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -32,29 +33,16 @@ int vmc_yaml_load(struct vmc_yaml *y, const char *buf, size_t len, char *err, si
 
 int vmc_yaml_load_file(struct vmc_yaml *y, const char *path, char *err, size_t errsize)
 {
-	FILE *f = fopen(path, "rb");
+	char *buf;
+	size_t len;
 	memset(y, 0, sizeof *y);
-	if (!f) {
-		snprintf(err, errsize, "cannot open: %s", strerror(errno));
-		return -1;
-	}
 	/* Lima caps templates at 4 MiB; a bigger file is not a config we should trust. */
-	size_t cap = 4u << 20, used = 0;
-	char *buf = malloc(cap + 1);
-	if (!buf) {
-		fclose(f);
-		snprintf(err, errsize, "out of memory");
+	if (vmc_read_file(path, 4u << 20, &buf, &len) < 0) {
+		snprintf(err, errsize, "cannot read: %s",
+			 errno == EFBIG ? "larger than 4 MiB" : strerror(errno));
 		return -1;
 	}
-	used = fread(buf, 1, cap + 1, f);
-	int failed = ferror(f);
-	fclose(f);
-	if (failed || used > cap) {
-		free(buf);
-		snprintf(err, errsize, failed ? "read error" : "larger than 4 MiB");
-		return -1;
-	}
-	int rc = vmc_yaml_load(y, buf, used, err, errsize);
+	int rc = vmc_yaml_load(y, buf, len, err, errsize);
 	free(buf);
 	return rc;
 }

@@ -38,6 +38,52 @@ TEST(bad_sizes_are_refused)
 	CHECK_U64(b, 7);
 }
 
+TEST(decimals_are_plain_and_stop_at_the_first_other_character)
+{
+	static const struct {
+		const char *text;
+		double value;
+		const char *rest;
+	} good[] = {
+	    {"0.5", 0.5, ""},	       {"12", 12, ""}, {".5", 0.5, ""},	       {"5.", 5, ""},
+	    {"0.20 0.1", 0.2, " 0.1"}, {"3%", 3, "%"}, {"1.5GiB", 1.5, "GiB"}, {"007", 7, ""},
+	};
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+		const char *p = good[i].text;
+		double v = -1;
+		CHECK_INT(vmc_parse_decimal(&p, &v), 0);
+		CHECK_DBL(v, good[i].value, 0);
+		CHECK_STR(p, good[i].rest);
+	}
+	static const char *const bad[] = {
+	    "",
+	    ".",
+	    "..",
+	    "1.2.3",
+	    "-1",
+	    "+1",
+	    "1e5x",
+	    "e5",
+	    "nan",
+	    "inf",
+	    "0x10",
+	    " 1",
+	    "1234567890123456789012345678901234567890123456789012345678901234"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		const char *p = bad[i];
+		double v = -1;
+		int rc = vmc_parse_decimal(&p, &v);
+		/* "1e5x" and "0x10" start with a number: it ends where the letter starts. */
+		if (rc == 0) {
+			CHECK(p > bad[i] && (*p == 'e' || *p == 'x'));
+			continue;
+		}
+		CHECK_INT(rc, -1);
+		CHECK(p == bad[i]);
+		CHECK_DBL(v, -1, 0);
+	}
+}
+
 TEST(durations)
 {
 	double s = 0;
@@ -74,6 +120,7 @@ int main(void)
 {
 	RUN(sizes_as_lima_reads_them);
 	RUN(bad_sizes_are_refused);
+	RUN(decimals_are_plain_and_stop_at_the_first_other_character);
 	RUN(durations);
 	RUN(formatting);
 	return check_done();
