@@ -6,7 +6,7 @@
  * over). The core is replaced by doubles that answer at once: the fuzzer exercises parsing and
  * routing, and must never trim this machine's caches or sleep in the wakeups profiler.
  */
-#include "server.h"
+#include "server_route.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * guest-agent/server.c with the agent core replaced by recording doubles: routing without a
+ * guest-agent/server*.c with the agent core replaced by recording doubles: routing without a
  * socket (every status code the API promises), then the same over a real unix socket with
  * libcurl (headers, 413 on announced and on chunked bodies, concurrency, socket ownership and
  * stale/live/foreign socket files). agent_server_core.c runs the real core behind the socket.
