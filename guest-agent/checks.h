@@ -2,8 +2,8 @@
 /*
  * The idle doctor: every tuning that decides what an idle guest costs its host. Each check has
  * an id, a status, what was observed, one sentence on why it costs (with the published figure
- * where one exists, notes/published-measurements.md) and the fix. The facts are gathered once
- * into struct doctor so each check is a small function of it.
+ * where one exists, docs/published-measurements.md#the-lima-write-up) and the fix. The facts
+ * are gathered once into struct doctor so each check is a small function of it.
  */
 #ifndef VMC_AGENT_CHECKS_H
 #define VMC_AGENT_CHECKS_H

@@ -2,12 +2,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # vmcost provision, Lima `mode: boot`: an idle guest that writes 0 bytes to its disk.
 #
-# Measured reason (notes/published-measurements.md A): the only writer in an idle guest is
-# lima-guestagent logging "SyncTime: ... drift" every 10 s; ~600 B/min of log becomes ~25 KB/min of
-# block writes through the ext4 journal. /var/log on tmpfs plus ext4 commit=60 gave 0 bytes in
-# 180-240 s of idle. This must be a boot script: cloud-init runs it (bootcmd) on every boot before
-# Lima's boot scripts start lima-guestagent; from a `system` script the agent keeps writing to the
-# on-disk inode it already opened.
+# Measured reason (docs/published-measurements.md#idle-disk-writes): the only writer in an idle
+# guest is lima-guestagent logging "SyncTime: ... drift" every 10 s; ~600 B/min of log becomes
+# ~25 KB/min of block writes through the ext4 journal. /var/log on tmpfs plus ext4 commit=60 gave
+# 0 bytes in 180-240 s of idle. This must be a boot script: cloud-init runs it (bootcmd) on every
+# boot before Lima's boot scripts start lima-guestagent; from a `system` script the agent keeps
+# writing to the on-disk inode it already opened.
 #
 # cloud-init concatenates every bootcmd into one /bin/sh script, so the body runs in a subshell:
 # `set -e` and early returns stay inside it. Idempotent: a second run changes nothing.

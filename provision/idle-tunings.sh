@@ -1,9 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # vmcost provision, Lima `mode: system` (every boot): the idle tunings of the minimal Docker host.
-# Each one carries the measurement that justifies it (notes/published-measurements.md A: Lima 2.2,
-# vz, Alpine 3.23, host CPU of the VM process while idle: 1.31 % of a core as shipped, 1.00 % after
-# these; results/idle-tunings-lab-*.md for the kernel arguments measured in the lab).
+# Each one carries the measurement that justifies it
+# (docs/published-measurements.md#the-lima-write-up: Lima 2.2, vz, Alpine 3.23, host CPU of the VM
+# process while idle: 1.31 % of a core as shipped, 1.00 % after these; results/idle-tunings-lab-*.md
+# for the kernel arguments measured in the lab).
 # Idempotent: a second run changes no file. Works on the cloud image and on the alpine-lima ISO
 # (whose kernel command line is baked into the image and cannot change).
 # VMCOST_ROOT (tests only) prefixes every path so the script can run on a fake root.

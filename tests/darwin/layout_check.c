@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The test-only headers must say what notes/macos.md says Apple's do: sizes and offsets of the
- * structures the kernel copies out (proc_pid_rusage takes no size, so a wrong size is a
- * buffer overflow on a real Mac).
+ * The test-only headers must say what docs/macos.md#field-offsets-of-rusage_info_v4 says Apple's
+ * do: sizes and offsets of the structures the kernel copies out (proc_pid_rusage takes no size,
+ * so a wrong size is a buffer overflow on a real Mac).
  */
 #include <libproc.h>
 #include <mach/mach.h>

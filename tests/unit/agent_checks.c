@@ -46,7 +46,8 @@ static void proc(int pid, const char *name, const char *argv_nul, size_t argv_le
 
 #define PROC(pid, name, argv) proc(pid, name, argv, sizeof argv - 1)
 
-/* Alpine 3.23 cloud image on VZ, as shipped (notes/published-measurements.md A). */
+/* Alpine 3.23 cloud image on VZ, as shipped
+ * (docs/published-measurements.md#cloud-image-fixes-one-at-a-time). */
 static void alpine_cloud_as_shipped(void)
 {
 	fakeroot_remove("/");

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The Lima templates in templates/ checked against what Lima 2.2 accepts and does (notes/lima.md
- * §3, §4, §7: pkg/limayaml/validate.go, pkg/limatmpl/embed.go, pkg/limayaml/defaults.go), since
+ * The Lima templates in templates/ checked against what Lima 2.2 accepts and does
+ * (docs/lima.md#limayaml, docs/lima.md#templates, docs/lima.md#lima-guestagent:
+ * pkg/limayaml/validate.go, pkg/limatmpl/embed.go, pkg/limayaml/defaults.go), since
  * Lima cannot run here; bad templates prove each check can fail. Then vmcost-agent is built on
  * this machine from exactly the files a template embeds, by running the template's own provision
  * script with apk and OpenRC stubbed (tests/sh/provision-stubs).

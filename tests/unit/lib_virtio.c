@@ -4,7 +4,8 @@
 #include "fakeroot.h"
 #include "virtio.h"
 
-/* Measured in the lab (notes/lab.md §4): balloon with free-page-reporting=on + init_on_free. */
+/* Measured in the lab (docs/lab.md#guest-view-of-the-balloon): balloon with
+ * free-page-reporting=on + init_on_free. */
 static const char balloon_features_61[] =
     "0100110000000000000000000000010010000000100000000000000000000000\n";
 /* The same negotiated set as a 6.18 kernel prints it: 128 characters. */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * TEST-ONLY stand-in for macOS's <mach/mach.h>: the types, host_statistics64 and
- * vm_statistics64 as notes/macos.md §3 quotes them (osfmk/mach/vm_statistics.h, host_info.h,
- * mach_host.defs), arm64 sizes.
+ * vm_statistics64 as docs/macos.md#host-free-memory describes them (osfmk/mach/vm_statistics.h,
+ * host_info.h, mach_host.defs), arm64 sizes.
  */
 #ifndef VMC_TEST_DARWIN_MACH_MACH_H
 #define VMC_TEST_DARWIN_MACH_MACH_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* TEST-ONLY stand-in for macOS's <mach/mach_time.h> (osfmk/mach/mach_time.h; notes/macos.md §1.4).
- */
+/* TEST-ONLY stand-in for macOS's <mach/mach_time.h> (osfmk/mach/mach_time.h;
+ * docs/macos.md#cpu-time-is-in-mach-ticks). */
 #ifndef VMC_TEST_DARWIN_MACH_MACH_TIME_H
 #define VMC_TEST_DARWIN_MACH_MACH_TIME_H
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* TEST-ONLY stand-in for macOS's <sys/proc_info.h> (xnu bsd/sys/proc_info.h; notes/macos.md §2). */
+/* TEST-ONLY stand-in for macOS's <sys/proc_info.h> (xnu bsd/sys/proc_info.h;
+ * docs/macos.md#finding-the-virtualization-helper). */
 #ifndef VMC_TEST_DARWIN_SYS_PROC_INFO_H
 #define VMC_TEST_DARWIN_SYS_PROC_INFO_H
 
