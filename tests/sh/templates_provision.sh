@@ -22,18 +22,24 @@ check() { # description, command...
 # Alpine runs these with busybox's applets: put them on PATH when busybox is here. The shell stays
 # /bin/sh: a busybox shell built with "prefer applets" would bypass the stubs and, as root, really
 # mount filesystems.
+# The lab's static busybox (make lab downloads it) serves when the host has none.
 path=$stubs:$PATH
-if command -v busybox >/dev/null 2>&1; then
+busybox=$(command -v busybox || true)
+lab_busybox=${VMCOST_LAB_CACHE:-$HOME/.cache/vmcost-lab}/busybox
+[ -n "$busybox" ] || [ ! -x "$lab_busybox" ] || busybox=$lab_busybox
+if [ -n "$busybox" ]; then
 	mkdir "$tmp/busybox"
-	for applet in $(busybox --list); do
+	for applet in $("$busybox" --list); do
 		case $applet in sh | ash | hush) continue ;; esac
-		[ -e "$stubs/$applet" ] || ln -s "$(command -v busybox)" "$tmp/busybox/$applet"
+		[ -e "$stubs/$applet" ] || ln -s "$busybox" "$tmp/busybox/$applet"
 	done
 	path=$stubs:$tmp/busybox:$PATH
+	echo "note: the scripts run with busybox's applets ($busybox)"
 else
 	skip "the scripts with busybox's applets (as on Alpine): busybox is missing (make deps); they run with the host's tools"
 fi
-for cmd in apk rc-update rc-service mount fstrim grub-mkconfig addgroup chown wget; do
+for cmd in apk rc-update rc-service mount fstrim grub-mkconfig addgroup chown wget apt-get apt-mark \
+	dpkg dpkg-query rpm dnf systemctl; do
 	if [ "$(PATH=$path /bin/sh -c "command -v $cmd")" != "$stubs/$cmd" ]; then
 		echo "FAIL refusing to run: $cmd would not be the stub"
 		echo "0 passed, 1 failed, 0 skipped"
@@ -146,6 +152,20 @@ EOF
 	touch -d '2025-12-31 00:00' "$r/etc/default/grub"
 	printf 'root:x:0:root\nwheel:x:10:root,tester\ntester:x:1000:\n' >"$r/etc/group"
 	printf 'alpine-base\nopenrc\n' >"$r/etc/apk/world"
+	echo 3.23.4 >"$r/etc/alpine-release"
+	mkdir -p "$r/sbin"
+	printf '#!/bin/sh\n' >"$r/sbin/openrc-run"
+}
+
+# A fake root shaped like Lima's Debian 12 / Ubuntu images: apt, systemd, no OpenRC.
+make_debian_root() { # dir [installed package...]
+	r=$1
+	shift
+	mkdir -p "$r/etc/systemd/system" "$r/run/systemd/system" "$r/var/lib/dpkg" "$r/usr/bin" \
+		"$r/usr/local/bin" "$r/proc" "$r/var/log"
+	echo 12.8 >"$r/etc/debian_version"
+	printf '%s\n' base-files systemd "$@" >"$r/var/lib/dpkg/installed"
+	printf 'root:x:0:\nsudo:x:27:tester\ntester:x:1000:\n' >"$r/etc/group"
 }
 
 # The same root as the alpine-lima ISO has it: / is a tmpfs, no GRUB, no cloud-init.
@@ -346,15 +366,22 @@ docker_tests() {
 }
 
 # ---- vmcost-agent.sh (compiler stubbed; tests/unit/lib_templates builds it for real) -----------
-agent_tests() {
-	r=$tmp/agent
-	make_cloud_root "$r"
-	src=$r/usr/local/src/vmcost
-	mkdir -p "$src/guest-agent" "$src/lib" "$r/etc/vmcost"
+# The fragment's data entries: sources, build script and service files under /usr/local/src/vmcost.
+put_agent_sources() { # root
+	src=$1/usr/local/src/vmcost
+	mkdir -p "$src/guest-agent" "$src/lib" "$src/init.d" "$src/systemd" "$1/etc/vmcost"
 	cp guest-agent/*.[ch] "$src/guest-agent/"
 	cp lib/*.[ch] "$src/lib/"
 	cp provision/build-vmcost-agent.sh "$src/build.sh"
-	printf '#!/sbin/openrc-run\n' >"$r/etc/init.d/cache-trim"
+	cp provision/init.d/cache-trim "$src/init.d/"
+	cp provision/systemd/cache-trim.service "$src/systemd/"
+}
+
+agent_tests() {
+	r=$tmp/agent
+	make_cloud_root "$r"
+	put_agent_sources "$r"
+	src=$r/usr/local/src/vmcost
 	# The compiler stand-in writes a program that prints the version it was given.
 	cat >"$tmp/cc" <<'EOF'
 #!/bin/sh
@@ -375,17 +402,20 @@ EOF
 		sed 's/^/    /' "$tmp/agent.out"
 	fi
 	check "agent: built into /usr/local/bin" sh -c "'$r/usr/local/bin/vmcost-agent' | grep -qx 'vmcost-agent src-[0-9a-f]*'"
-	check "agent: build dependencies come as an apk virtual package" \
+	check "agent: missing build dependencies come as an apk virtual package" \
 		grep -qx 'apk add --virtual .vmcost-agent-build build-base pkgconf linux-headers yaml-dev jansson-dev libmicrohttpd-dev' "$tmp/agent.log"
 	check "agent: ... removed after the build" sh -c "grep -qx 'apk del .vmcost-agent-build' '$tmp/agent.log' && ! grep -q vmcost-agent-build '$r/etc/apk/world'"
 	check "agent: its runtime libraries stay installed" \
 		sh -c "grep -qx yaml '$r/etc/apk/world' && grep -qx jansson '$r/etc/apk/world' && grep -qx libmicrohttpd '$r/etc/apk/world'"
 	check "agent: /usr/bin/vmcost-agent points to it" test "$(readlink "$r/usr/bin/vmcost-agent")" = /usr/local/bin/vmcost-agent
+	check "agent: the OpenRC service is installed from the embedded copy" \
+		sh -c "cmp -s provision/init.d/cache-trim '$r/etc/init.d/cache-trim' && test -x '$r/etc/init.d/cache-trim'"
+	check "agent: no systemd unit on an OpenRC guest" test ! -e "$r/etc/systemd/system/cache-trim.service"
 	check "agent: cache-trim is in the default runlevel" test -L "$r/etc/runlevels/default/cache-trim"
 	check "agent: cache-trim is started" test -e "$r/run/openrc/started/cache-trim"
 	check "agent: the API socket is handed to the user" grep -qx 'chown tester /run/vmcost-agent.sock' "$tmp/agent.log"
 	check_idempotent agent "$r" provision/vmcost-agent.sh CC="$tmp/cc"
-	check "agent: the second run builds nothing" sh -c "! grep -q '^apk' '$tmp/agent-again.log'"
+	check "agent: the second run installs and builds nothing" sh -c "! grep -q '^apk' '$tmp/agent-again.log'"
 
 	# New sources (a template with another agent version): rebuilt, the service restarted.
 	echo "/* changed */" >>"$src/lib/log.h"
@@ -405,10 +435,101 @@ EOF
 	check "agent: ... still removing the build dependencies" grep -qx 'apk del .vmcost-agent-build' "$tmp/agent-fail.log"
 	check "agent: ... keeping the working binary, no half-written one" \
 		sh -c "test \"\$(cat '$r/usr/local/bin/vmcost-agent')\" = '$before' && test ! -e '$r/usr/local/bin/vmcost-agent.new'"
+
+	# An image that has the build tools already (e.g. one made for offline use): no apk at all.
+	r=$tmp/agent-offline
+	make_cloud_root "$r"
+	put_agent_sources "$r"
+	printf '%s\n' yaml jansson libmicrohttpd build-base pkgconf linux-headers yaml-dev jansson-dev \
+		libmicrohttpd-dev >>"$r/etc/apk/world"
+	run agent-offline "$r" provision/vmcost-agent.sh CC="$tmp/cc"
+	check "agent: packages already installed are not installed again (no network needed)" \
+		sh -c "test -x '$r/usr/local/bin/vmcost-agent' && ! grep -Eq '^apk (add|del)' '$tmp/agent-offline.log'"
+}
+
+# ---- vmcost-agent.sh on apt/systemd and dnf/systemd guests (issue 9 item 4) ---------------------
+agent_debian_tests() {
+	r=$tmp/deb
+	make_debian_root "$r"
+	put_agent_sources "$r"
+	if run deb "$r" provision/vmcost-agent.sh CC="$tmp/cc"; then ok "agent (apt): runs"; else
+		fail "agent (apt): runs"
+		sed 's/^/    /' "$tmp/deb.out"
+	fi
+	check "agent (apt): built into /usr/local/bin" sh -c "'$r/usr/local/bin/vmcost-agent' | grep -qx 'vmcost-agent src-[0-9a-f]*'"
+	check "agent (apt): installs the missing build dependencies" \
+		grep -qx 'apt-get install -y --no-install-recommends gcc libc6-dev pkg-config libyaml-dev libjansson-dev libmicrohttpd-dev' "$tmp/deb.log"
+	check "agent (apt): ... and purges them after the build" \
+		grep -qx 'apt-get purge -y --auto-remove gcc libc6-dev pkg-config libyaml-dev libjansson-dev libmicrohttpd-dev' "$tmp/deb.log"
+	check "agent (apt): nothing else is purged" test "$(grep -c purge "$tmp/deb.log")" = 1
+	check "agent (apt): the systemd unit is installed from the embedded copy" \
+		cmp -s provision/systemd/cache-trim.service "$r/etc/systemd/system/cache-trim.service"
+	check "agent (apt): ... systemd reloads its units" grep -qx 'systemctl daemon-reload' "$tmp/deb.log"
+	check "agent (apt): ... enabled at boot" test -L "$r/etc/systemd/system/multi-user.target.wants/cache-trim.service"
+	check "agent (apt): ... and started" test -e "$r/run/systemd-stub/cache-trim.service"
+	check "agent (apt): no OpenRC script on a systemd guest" test ! -e "$r/etc/init.d/cache-trim"
+	check "agent (apt): no rc-service or rc-update" sh -c "! grep -q '^rc-' '$tmp/deb.log'"
+	check_idempotent deb "$r" provision/vmcost-agent.sh CC="$tmp/cc"
+	check "agent (apt): the second run installs, reloads and restarts nothing" \
+		sh -c "! grep -Eq '^(apt-get|systemctl (daemon-reload|try-restart|enable))' '$tmp/deb-again.log'"
+
+	# New sources: rebuilt and the running service restarted.
+	echo "/* changed */" >>"$r/usr/local/src/vmcost/lib/log.h"
+	run deb-new "$r" provision/vmcost-agent.sh CC="$tmp/cc"
+	check "agent (apt): changed sources restart the running service" \
+		grep -qx 'systemctl try-restart cache-trim.service' "$tmp/deb-new.log"
+
+	# The Lima test image has every package: no apt-get, so no network is needed.
+	r=$tmp/deb-full
+	make_debian_root "$r" gcc libc6-dev pkg-config libyaml-dev libjansson-dev libmicrohttpd-dev
+	put_agent_sources "$r"
+	run deb-full "$r" provision/vmcost-agent.sh CC="$tmp/cc"
+	check "agent (apt): packages already installed are not installed again" \
+		sh -c "test -x '$r/usr/local/bin/vmcost-agent' && ! grep -q '^apt-get' '$tmp/deb-full.log'"
+	check "agent (apt): ... and not purged either" sh -c "! grep -q purge '$tmp/deb-full.log'"
+
+	# Only what is missing is installed, and only that is purged.
+	r=$tmp/deb-some
+	make_debian_root "$r" gcc libc6-dev pkg-config
+	put_agent_sources "$r"
+	run deb-some "$r" provision/vmcost-agent.sh CC="$tmp/cc"
+	check "agent (apt): installs only the missing packages" \
+		grep -qx 'apt-get install -y --no-install-recommends libyaml-dev libjansson-dev libmicrohttpd-dev' "$tmp/deb-some.log"
+	check "agent (apt): ... purges only those" \
+		grep -qx 'apt-get purge -y --auto-remove libyaml-dev libjansson-dev libmicrohttpd-dev' "$tmp/deb-some.log"
+
+	# Fedora: dnf and systemd.
+	r=$tmp/fedora
+	make_debian_root "$r"
+	rm "$r/etc/debian_version"
+	echo "Fedora release 42 (Adams)" >"$r/etc/fedora-release"
+	put_agent_sources "$r"
+	if run fedora "$r" provision/vmcost-agent.sh CC="$tmp/cc"; then ok "agent (dnf): runs"; else
+		fail "agent (dnf): runs"
+		sed 's/^/    /' "$tmp/fedora.out"
+	fi
+	check "agent (dnf): installs the missing build dependencies" \
+		grep -qx 'dnf install -y gcc pkgconf-pkg-config libyaml-devel jansson-devel libmicrohttpd-devel' "$tmp/fedora.log"
+	check "agent (dnf): the systemd unit is enabled and started" \
+		sh -c "test -L '$r/etc/systemd/system/multi-user.target.wants/cache-trim.service' && test -e '$r/run/systemd-stub/cache-trim.service'"
+	check_idempotent fedora "$r" provision/vmcost-agent.sh CC="$tmp/cc"
+
+	# Neither: a message that says what to do.
+	r=$tmp/other
+	make_debian_root "$r"
+	rm "$r/etc/debian_version"
+	put_agent_sources "$r"
+	if run other "$r" provision/vmcost-agent.sh CC="$tmp/cc"; then
+		fail "agent: an unknown distribution fails"
+	else
+		ok "agent: an unknown distribution fails"
+	fi
+	check "agent: ... naming what to install" grep -q 'install a C compiler, pkg-config' "$tmp/other.out"
 }
 
 boot_tests
 tunings_tests
 docker_tests
 agent_tests
+agent_debian_tests
 suite_summary

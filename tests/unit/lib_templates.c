@@ -27,20 +27,31 @@
 
 __attribute__((format(printf, 1, 2))) static int shell(const char *fmt, ...);
 
+/* A shell command's status, checked without quoting the command (too long for a message). */
+#define CHECK_OK(status)                                                                           \
+	do {                                                                                       \
+		int status_ = (status);                                                            \
+		CHECK_INT(status_, 0);                                                             \
+	} while (0)
+
 /* ---- a small validator -------------------------------------------------------------------- */
 
 struct problems {
 	int count;
 	char text[48][400];
+	/* Names the base template being checked, "" for the template itself. */
+	char prefix[80];
 };
 
 __attribute__((format(printf, 2, 3))) static void problem(struct problems *p, const char *fmt, ...)
 {
 	if (p->count >= (int)(sizeof p->text / sizeof p->text[0]))
 		return;
+	char *out = p->text[p->count++];
+	int n = snprintf(out, sizeof p->text[0], "%s", p->prefix);
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(p->text[p->count++], sizeof p->text[0], fmt, ap);
+	vsnprintf(out + n, sizeof p->text[0] - (size_t)n, fmt, ap);
 	va_end(ap);
 }
 
@@ -64,6 +75,11 @@ struct tmpl {
 	yaml_node_t *param;
 	char dir[PATH_MAX];
 	struct problems *p;
+	/* A fragment is only ever taken with `base:`: it needs no images of its own. */
+	bool fragment;
+	/* Local `base:` files, validated as fragments after the template. */
+	char bases[4][PATH_MAX * 2];
+	int nbases;
 	/* Guest-side texts after embedding, where Lima looks for param uses. */
 	char *texts[256];
 	int ntexts;
@@ -201,6 +217,41 @@ static const char *const guest_fields[] = {".Name", ".Hostname", ".UID", ".User"
 static const char *const host_fields[] = {".Dir", ".Name", ".UID", ".User", ".Home", NULL};
 
 /*
+ * Lima reads every `file:` and local `base:` through limatmpl.Read, which derives an instance
+ * name from the base name (lower-cased, without .yml/.yaml) and refuses it unless it is an
+ * identifier: ^[A-Za-z0-9]+([._-][A-Za-z0-9]+)*$, at most 76 characters (identifiers.Validate).
+ */
+static bool lima_identifier_ok(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	char name[PATH_MAX];
+	snprintf(name, sizeof name, "%s", base);
+	size_t n = strlen(name);
+	for (size_t i = 0; i < n; i++)
+		if (name[i] >= 'A' && name[i] <= 'Z')
+			name[i] = (char)(name[i] - 'A' + 'a');
+	if (n > 4 && strcmp(name + n - 4, ".yml") == 0)
+		name[n -= 4] = '\0';
+	if (n > 5 && strcmp(name + n - 5, ".yaml") == 0)
+		name[n -= 5] = '\0';
+	if (n == 0 || n > 76)
+		return false;
+	bool after_separator = true; /* no separator first, none twice, none last */
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+		if (alnum)
+			after_separator = false;
+		else if ((c == '.' || c == '_' || c == '-') && !after_separator)
+			after_separator = true;
+		else
+			return false;
+	}
+	return !after_separator;
+}
+
+/*
  * `file:` as Lima embeds it (embed.go): a string or {url, digest}; relative paths resolve
  * against the template's directory and must not contain "../" (abs.go). Returns the file's
  * content (malloc'd) for local files, NULL otherwise.
@@ -236,6 +287,12 @@ static char *embed_file(struct tmpl *t, yaml_node_t *file, const char *where)
 			where, url);
 		return NULL;
 	}
+	if (!lima_identifier_ok(url))
+		problem(
+		    t->p,
+		    "%s: Lima refuses the file name of \"%s\" (an identifier: letters and digits, "
+		    "single . _ - between them, at most 76 characters): rename the file",
+		    where, url);
 	char path[PATH_MAX * 2];
 	snprintf(path, sizeof path, "%s/%s", t->dir, url);
 	char *text = read_whole(path);
@@ -478,6 +535,13 @@ static void check_base(struct tmpl *t, yaml_node_t *base, bool *alpine_versioned
 		else if (strncmp(url, "template:", 9) != 0 && strncmp(url, "https://", 8) != 0 &&
 			 (strstr(url, "../") || url[0] == '/'))
 			problem(t->p, "base: %s must be relative without \"../\"", url);
+		else if (strncmp(url, "template:", 9) != 0 && strncmp(url, "https://", 8) != 0) {
+			if (!lima_identifier_ok(url))
+				problem(t->p, "base: Lima refuses the file name of \"%s\"", url);
+			if (t->nbases < (int)(sizeof t->bases / sizeof t->bases[0]))
+				snprintf(t->bases[t->nbases++], sizeof t->bases[0], "%s/%s", t->dir,
+					 url);
+		}
 	}
 }
 
@@ -537,7 +601,7 @@ static void check_root(struct tmpl *t)
 	yaml_node_t *base = vmc_yaml_get(&t->y, t->root, "base");
 	if (base)
 		check_base(t, base, &alpine);
-	else if (!vmc_yaml_get(&t->y, t->root, "images"))
+	else if (!vmc_yaml_get(&t->y, t->root, "images") && !t->fragment)
 		problem(t->p, "images: must be set (or come from a base template)");
 
 	const char *min = scalar(t, t->root, "minimumLimaVersion");
@@ -624,13 +688,47 @@ static void tmpl_free(struct tmpl *t)
 	vmc_yaml_free(&t->y);
 }
 
-/* Validates YAML text as if it were a template file in dir; problems go to p. */
-static void validate_text(const char *yaml, const char *dir, struct problems *p)
+static void validate_into(const char *yaml, const char *dir, struct problems *p, bool fragment,
+			  int depth);
+
+static void dir_of(const char *path, char *dir, size_t size)
+{
+	snprintf(dir, size, "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		snprintf(dir, size, ".");
+}
+
+/* A local base is checked as a fragment: what it may lack, the template gives it. */
+static void validate_base(const char *path, struct problems *p, int depth)
+{
+	char saved[sizeof p->prefix];
+	snprintf(saved, sizeof saved, "%s", p->prefix);
+	const char *name = strrchr(path, '/');
+	snprintf(p->prefix, sizeof p->prefix, "base %s: ", name ? name + 1 : path);
+	char *text = read_whole(path);
+	if (!text) {
+		problem(p, "cannot read %s: %s", path, strerror(errno));
+	} else if (depth > 3) {
+		problem(p, "bases nested too deep");
+	} else {
+		char dir[PATH_MAX];
+		dir_of(path, dir, sizeof dir);
+		validate_into(text, dir, p, true, depth + 1);
+	}
+	free(text);
+	snprintf(p->prefix, sizeof p->prefix, "%s", saved);
+}
+
+static void validate_into(const char *yaml, const char *dir, struct problems *p, bool fragment,
+			  int depth)
 {
 	struct tmpl t;
 	memset(&t, 0, sizeof t);
-	memset(p, 0, sizeof *p);
 	t.p = p;
+	t.fragment = fragment;
 	snprintf(t.dir, sizeof t.dir, "%s", dir);
 	char err[256];
 	if (vmc_yaml_load(&t.y, yaml, strlen(yaml), err, sizeof err) != 0) {
@@ -646,7 +744,16 @@ static void validate_text(const char *yaml, const char *dir, struct problems *p)
 	}
 	t.param = vmc_yaml_get(&t.y, t.root, "param");
 	check_root(&t);
+	for (int i = 0; i < t.nbases; i++)
+		validate_base(t.bases[i], p, depth);
 	tmpl_free(&t);
+}
+
+/* Validates YAML text as if it were a template file in dir; problems go to p. */
+static void validate_text(const char *yaml, const char *dir, struct problems *p)
+{
+	memset(p, 0, sizeof *p);
+	validate_into(yaml, dir, p, false, 0);
 }
 
 static void validate_file(const char *path, struct problems *p)
@@ -658,12 +765,7 @@ static void validate_file(const char *path, struct problems *p)
 		return;
 	}
 	char dir[PATH_MAX];
-	snprintf(dir, sizeof dir, "%s", path);
-	char *slash = strrchr(dir, '/');
-	if (slash)
-		*slash = '\0';
-	else
-		snprintf(dir, sizeof dir, ".");
+	dir_of(path, dir, sizeof dir);
 	validate_text(text, dir, p);
 	free(text);
 }
@@ -672,6 +774,7 @@ static void validate_file(const char *path, struct problems *p)
 
 static const char *const templates[] = {"templates/minimal-docker.yaml",
 					"templates/minimal-docker-iso.yaml", NULL};
+#define FRAGMENT "templates/vmcost-agent.yaml"
 
 TEST(repository_templates_pass_every_check)
 {
@@ -733,6 +836,45 @@ static bool forwards(struct vmc_yaml *y, yaml_node_t *root, const char *guest, c
 	return false;
 }
 
+static bool takes_base(struct vmc_yaml *y, yaml_node_t *root, const char *url)
+{
+	yaml_node_t *base = vmc_yaml_get(y, root, "base");
+	for (size_t i = 0; i < vmc_yaml_seq_size(base); i++) {
+		const char *b = vmc_yaml_scalar(vmc_yaml_seq_item(y, base, i));
+		if (b && strcmp(b, url) == 0)
+			return true;
+	}
+	return false;
+}
+
+TEST(the_fragment_delivers_the_agent)
+{
+	struct vmc_yaml y;
+	yaml_node_t *root = load(&y, FRAGMENT);
+	CHECK(root != NULL);
+	if (!root)
+		return;
+	CHECK(vmc_yaml_get(&y, root, "images") == NULL); /* the template brings the image */
+	CHECK(vmc_yaml_get(&y, root, "base") == NULL);
+	CHECK(forwards(&y, root, "/run/vmcost-agent.sock", "{{.Dir}}/sock/vmcost-agent.sock"));
+	CHECK_INT(provision_count(&y, root, "system", "provision/vmcost-agent.sh"), 1);
+	CHECK_INT(provision_count(&y, root, "data", "provision/vmcost-agent.yaml"), 1);
+	yaml_node_t *probes = vmc_yaml_get(&y, root, "probes");
+	CHECK_INT((int)vmc_yaml_seq_size(probes), 1);
+	CHECK_CONTAINS(at(&y, vmc_yaml_seq_item(&y, probes, 0), "script"),
+		       "/run/vmcost-agent.sock");
+	vmc_yaml_free(&y);
+	struct problems p;
+	memset(&p, 0, sizeof p);
+	char *text = read_whole(FRAGMENT);
+	CHECK(text != NULL);
+	if (text)
+		validate_into(text, "templates", &p, true, 0);
+	free(text);
+	print_problems(FRAGMENT, &p);
+	CHECK_INT(p.count, 0);
+}
+
 TEST(both_templates_have_the_measured_host_setup)
 {
 	for (const char *const *path = templates; *path; path++) {
@@ -757,13 +899,14 @@ TEST(both_templates_have_the_measured_host_setup)
 		CHECK_STR(vmc_yaml_scalar(vmc_yaml_get(&y, hosts, "host.docker.internal")),
 			  "host.lima.internal");
 		CHECK(forwards(&y, root, "/var/run/docker.sock", "{{.Dir}}/sock/docker.sock"));
-		CHECK(forwards(&y, root, "/run/vmcost-agent.sock",
-			       "{{.Dir}}/sock/vmcost-agent.sock"));
 		CHECK_INT(provision_count(&y, root, "system", "provision/idle-tunings.sh"), 1);
 		CHECK_INT(provision_count(&y, root, "system", "provision/docker.sh"), 1);
-		CHECK_INT(provision_count(&y, root, "system", "provision/vmcost-agent.sh"), 1);
-		CHECK_INT(provision_count(&y, root, "data", "provision/init.d/cache-trim"), 1);
-		CHECK_INT(provision_count(&y, root, "data", "provision/vmcost-agent.yaml"), 1);
+		/* The agent comes only from the fragment: one copy. */
+		CHECK(takes_base(&y, root, "vmcost-agent.yaml"));
+		CHECK(!forwards(&y, root, "/run/vmcost-agent.sock",
+				"{{.Dir}}/sock/vmcost-agent.sock"));
+		CHECK_INT(provision_count(&y, root, "system", "provision/vmcost-agent.sh"), 0);
+		CHECK_INT(provision_count(&y, root, "data", "provision/vmcost-agent.yaml"), 0);
 		const char *message = at(&y, root, "message");
 		CHECK_CONTAINS(message, "docker context create lima-{{.Name}} --docker "
 					"\"host=unix://{{.Dir}}/sock/docker.sock\"");
@@ -865,6 +1008,14 @@ static int embedded_sources(struct vmc_yaml *y, yaml_node_t *root, char **out, i
 			    file && strcmp(file, "provision/build-vmcost-agent.sh") == 0;
 			continue;
 		}
+		/* The service files, one per init system, installed by the provision script. */
+		if (strcmp(rel, "init.d/cache-trim") == 0 ||
+		    strcmp(rel, "systemd/cache-trim.service") == 0) {
+			char want[64];
+			snprintf(want, sizeof want, "provision/%s", rel);
+			CHECK_STR(file, want);
+			continue;
+		}
 		CHECK_STR(file, rel);
 		if (n < max)
 			out[n++] = strdup(rel);
@@ -873,12 +1024,13 @@ static int embedded_sources(struct vmc_yaml *y, yaml_node_t *root, char **out, i
 	return n;
 }
 
-TEST(templates_embed_exactly_the_agent_sources)
+TEST(the_fragment_embeds_exactly_the_agent_sources)
 {
 	char *want[256], *have[256];
 	int nwant = agent_sources(want, 256);
 	CHECK(nwant > 10);
-	for (const char *const *path = templates; *path; path++) {
+	static const char *const fragment[] = {FRAGMENT, NULL};
+	for (const char *const *path = fragment; *path; path++) {
 		struct vmc_yaml y;
 		yaml_node_t *root = load(&y, *path);
 		bool build_script = false;
@@ -914,6 +1066,39 @@ TEST(templates_embed_exactly_the_agent_sources)
 TEST(update_embedded_finds_nothing_stale)
 {
 	CHECK_INT(shell("templates/update-embedded --check"), 0);
+}
+
+/* In a copy of the tree: a source or a `file:` whose name Lima refuses fails --check. */
+TEST(update_embedded_refuses_names_lima_rejects)
+{
+	char tmp[] = "/tmp/vmcost-update-embedded.XXXXXX";
+	CHECK(mkdtemp(tmp) != NULL);
+	CHECK_OK(shell("cp -a templates provision guest-agent lib %s/", tmp));
+	CHECK_OK(shell("%s/templates/update-embedded --check", tmp));
+	/* A future guest-agent/_x.c would be embedded as `file: guest-agent/_x.c`. */
+	CHECK_OK(shell("touch %s/guest-agent/_x.c", tmp));
+	CHECK_OK(shell("%s/templates/update-embedded --check 2>%s/out; test $? = 1 && "
+		       "grep -q 'refuses the name \"_x.c\"' %s/out",
+		       tmp, tmp, tmp));
+	CHECK_OK(shell("%s/templates/update-embedded 2>%s/out; test $? = 1 && "
+		       "grep -q '_x.c' %s/out && ! grep -q _x.c %s/templates/vmcost-agent.yaml",
+		       tmp, tmp, tmp, tmp));
+	CHECK_OK(shell("rm %s/guest-agent/_x.c", tmp));
+	/* Any template's own `file:`: a..b.sh (two separators in a row), 77 characters, then 76. */
+	CHECK_OK(shell("printf -- '- mode: system\\n  file: provision/a..b.sh\\n' >>"
+		       "%s/templates/minimal-docker.yaml",
+		       tmp));
+	CHECK_OK(shell("%s/templates/update-embedded --check 2>%s/out; test $? = 1 && "
+		       "grep -q 'minimal-docker.yaml: file: provision/a..b.sh' %s/out",
+		       tmp, tmp, tmp));
+	CHECK_OK(shell("sed -i 's/a\\.\\.b/%074d/' %s/templates/minimal-docker.yaml", 0, tmp));
+	CHECK_OK(shell("%s/templates/update-embedded --check 2>%s/out; test $? = 1 && "
+		       "grep -q 'file: provision/0000' %s/out",
+		       tmp, tmp, tmp));
+	CHECK_OK(shell("sed -i 's/provision\\/0\\(0*\\)\\.sh/provision\\/\\1.sh/' "
+		       "%s/templates/minimal-docker.yaml && %s/templates/update-embedded --check",
+		       tmp, tmp));
+	shell("rm -rf %s", tmp);
 }
 
 /* ---- bad templates: every check can fail --------------------------------------------------- */
@@ -1004,6 +1189,19 @@ TEST(rejects_file_paths_lima_would_not_embed)
 	CHECK(rejects(BASE
 		      "provision:\n- mode: system\n  file: {url: ok.sh, digest: \"sha256:0\"}\n",
 		      "digest"));
+	/* Lima's identifiers.Validate on the base name: _x.c, a..b.sh, 77 characters. */
+	CHECK(rejects(BASE "provision:\n- mode: data\n  path: /x\n  file: sub/_x.c\n",
+		      "refuses the file name of \"sub/_x.c\""));
+	CHECK(
+	    rejects(BASE "provision:\n- mode: system\n  file: a..b.sh\n", "refuses the file name"));
+	CHECK(rejects(BASE
+		      "provision:\n- mode: system\n  file: "
+		      "a234567890123456789012345678901234567890123456789012345678901234567890123"
+		      "4567.sh\n",
+		      "refuses the file name"));
+	CHECK(
+	    rejects("minimumLimaVersion: 2.2.0\nbase: [template:_images/alpine-3.23, -frag.yaml]\n",
+		    "refuses the file name"));
 }
 
 TEST(rejects_text_lima_would_change_while_rendering)
@@ -1175,7 +1373,12 @@ __attribute__((format(printf, 1, 2))) static int shell(const char *fmt, ...)
 	return status == -1 || !WIFEXITED(status) ? -1 : WEXITSTATUS(status);
 }
 
-static void build_from(const char *template_path)
+/*
+ * Runs the fragment's provision script on a fake root shaped like an Alpine (apk, OpenRC) or a
+ * Debian (apt, systemd) guest, with the package manager and the init system stubbed and the real
+ * compiler, and checks the agent it builds and the service it sets up.
+ */
+static void build_from(const char *template_path, bool debian)
 {
 	char tmp[] = "/tmp/vmcost-template-build.XXXXXX";
 	char root[64], script[96], cwd[PATH_MAX];
@@ -1186,45 +1389,148 @@ static void build_from(const char *template_path)
 	int written = extract(template_path, root, "provision/vmcost-agent.sh", script);
 	CHECK(written > 10);
 	CHECK(access(script, X_OK) == 0);
-	/* The fake root's OpenRC and apk, as the stubs expect them. */
-	CHECK_INT(shell("mkdir -p %s/etc/runlevels/default %s/etc/apk %s/run/openrc/started "
-			"%s/usr/bin %s/usr/local/bin",
-			root, root, root, root, root),
-		  0);
-	/* The provision script as Lima runs it, apk and OpenRC stubbed, the real compiler. */
+	CHECK_OK(
+	    shell("mkdir -p %s/usr/bin %s/usr/local/bin %s/sbin %s/etc", root, root, root, root));
+	if (debian) /* every build dependency installed, as in an image that has them */
+		CHECK_OK(shell("mkdir -p %s/run/systemd/system %s/var/lib/dpkg && echo 12.8 "
+			       ">%s/etc/debian_version && printf '%%s\\n' gcc libc6-dev "
+			       "pkg-config libyaml-dev libjansson-dev libmicrohttpd-dev "
+			       ">%s/var/lib/dpkg/installed",
+			       root, root, root, root));
+	else
+		CHECK_OK(shell("mkdir -p %s/etc/runlevels/default %s/etc/apk "
+			       "%s/run/openrc/started && echo 3.23.4 >%s/etc/alpine-release && "
+			       "printf '#!/bin/sh\\n' >%s/sbin/openrc-run",
+			       root, root, root, root, root));
+	/* The provision script as Lima runs it, packages and services stubbed, the real compiler.
+	 */
 	int rc = shell("env PATH=%s/tests/sh/provision-stubs:\"$PATH\" VMCOST_ROOT=%s "
 		       "STUB_LOG=%s/stub.log sh %s >%s/provision.out 2>&1",
 		       cwd, root, tmp, script, tmp);
 	CHECK_INT(rc, 0);
 	if (rc != 0)
 		shell("sed 's/^/    /' %s/provision.out >&2", tmp);
-	CHECK_INT(shell("%s/usr/local/bin/vmcost-agent --version | "
-			"grep -qx 'vmcost-agent src-[0-9a-f]*'",
-			root),
-		  0);
-	CHECK_INT(shell("grep -qx 'apk del .vmcost-agent-build' %s/stub.log", tmp), 0);
-	CHECK_INT(shell("test -L %s/etc/runlevels/default/cache-trim", root), 0);
+	CHECK_OK(shell("%s/usr/local/bin/vmcost-agent --version | "
+		       "grep -qx 'vmcost-agent src-[0-9a-f]*'",
+		       root));
+	if (debian) {
+		CHECK_OK(shell("! grep -q '^apt-get' %s/stub.log", tmp));
+		CHECK_OK(shell("cmp -s provision/systemd/cache-trim.service "
+			       "%s/etc/systemd/system/cache-trim.service",
+			       root));
+		CHECK_OK(shell("test -L %s/etc/systemd/system/multi-user.target.wants/"
+			       "cache-trim.service",
+			       root));
+		CHECK_OK(shell("grep -qx 'systemctl start cache-trim.service' %s/stub.log", tmp));
+	} else {
+		CHECK_OK(shell("grep -qx 'apk del .vmcost-agent-build' %s/stub.log", tmp));
+		CHECK_OK(
+		    shell("cmp -s provision/init.d/cache-trim %s/etc/init.d/cache-trim", root));
+		CHECK_OK(shell("test -L %s/etc/runlevels/default/cache-trim", root));
+	}
 	shell("rm -rf %s", tmp);
 }
 
-TEST(agent_builds_from_the_cloud_templates_embedded_sources)
+/* ---- probes as Lima runs them --------------------------------------------------------------- */
+
+/*
+ * Lima runs a probe over SSH in a non-login shell (pkg/hostagent/requirements.go), so its PATH is
+ * sshd's compiled-in default, which on Alpine lacks /usr/local/bin, where the ISO's static Docker
+ * lives. Each probe runs here in a private mount namespace shaped like that guest: docker only in
+ * /usr/local/bin (a /usr/bin/docker, if the test machine has one, answers "no"), the sockets the
+ * probes wait for present in /run, and PATH=/usr/bin:/bin:/usr/sbin:/sbin. A probe that finds its
+ * commands only through a login PATH loops until the time limit and fails.
+ */
+static const char probe_guest[] =
+    "set -e\n"
+    "mount -t tmpfs tmpfs /usr/local/bin\n"
+    "printf '#!/bin/sh\\nexit 0\\n' >/usr/local/bin/docker\n"
+    "chmod 755 /usr/local/bin/docker\n"
+    "if [ -e /usr/bin/docker ]; then mount --bind /bin/false /usr/bin/docker; fi\n"
+    "mount -t tmpfs tmpfs /run\n"
+    "for s in /run/docker.sock /run/vmcost-agent.sock; do\n"
+    "  socat -u UNIX-LISTEN:$s,unlink-close=0 /dev/null & pid=$!\n"
+    "  i=0; until [ -S $s ] || [ $i -gt 50 ]; do sleep 0.1; i=$((i + 1)); done\n"
+    "  kill $pid; wait $pid || true\n"
+    "done\n"
+    "exec env -i PATH=/usr/bin:/bin:/usr/sbin:/sbin /usr/bin/timeout 15 /bin/sh \"$1\"\n";
+
+static int run_probe(const char *dir, const char *script)
 {
-	build_from("templates/minimal-docker.yaml");
+	char probe[PATH_MAX], guest[PATH_MAX];
+	snprintf(probe, sizeof probe, "%s/probe.sh", dir);
+	snprintf(guest, sizeof guest, "%s/guest.sh", dir);
+	char *rendered = render(script);
+	int rc = write_file(probe, rendered, 0755) == 0 && write_file(guest, probe_guest, 0755) == 0
+		     ? shell("unshare %s sh %s %s >%s/probe.out 2>&1", getuid() == 0 ? "-m" : "-rm",
+			     guest, probe, dir)
+		     : -1;
+	free(rendered);
+	if (rc != 0)
+		shell("sed 's/^/    /' %s/probe.out >&2", dir);
+	return rc;
 }
 
-TEST(agent_builds_from_the_iso_templates_embedded_sources)
+static void check_probes_of(const char *path, const char *dir)
 {
-	build_from("templates/minimal-docker-iso.yaml");
+	struct vmc_yaml y;
+	yaml_node_t *root = load(&y, path);
+	CHECK(root != NULL);
+	if (!root)
+		return;
+	yaml_node_t *probes = vmc_yaml_get(&y, root, "probes");
+	CHECK(vmc_yaml_seq_size(probes) > 0);
+	for (size_t i = 0; i < vmc_yaml_seq_size(probes); i++) {
+		yaml_node_t *probe = vmc_yaml_seq_item(&y, probes, i);
+		const char *script = at(&y, probe, "script");
+		CHECK(script != NULL);
+		if (!script)
+			continue;
+		int rc = run_probe(dir, script);
+		if (rc != 0)
+			fprintf(stderr, "  %s: probe \"%s\" failed with sshd's default PATH\n",
+				path, at(&y, probe, "description"));
+		CHECK_INT(rc, 0);
+	}
+	vmc_yaml_free(&y);
+}
+
+TEST(probes_find_their_commands_with_sshds_default_path)
+{
+	if (shell("unshare %s true 2>/dev/null", getuid() == 0 ? "-m" : "-rm") != 0 ||
+	    shell("command -v socat >/dev/null") != 0) {
+		printf("skip probes_find_their_commands_with_sshds_default_path: needs unshare (a "
+		       "mount namespace) and socat\n");
+		return;
+	}
+	char dir[] = "/tmp/vmcost-probe.XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	for (const char *const *path = templates; *path; path++)
+		check_probes_of(*path, dir);
+	check_probes_of(FRAGMENT, dir);
+	shell("rm -rf %s", dir);
+}
+
+TEST(agent_builds_from_the_fragments_embedded_sources_on_alpine)
+{
+	build_from(FRAGMENT, false);
+}
+
+TEST(agent_builds_from_the_fragments_embedded_sources_on_debian)
+{
+	build_from(FRAGMENT, true);
 }
 
 int main(void)
 {
 	RUN(repository_templates_pass_every_check);
+	RUN(the_fragment_delivers_the_agent);
 	RUN(both_templates_have_the_measured_host_setup);
 	RUN(cloud_template_restarts_once_for_the_kernel_command_line);
 	RUN(iso_template_says_its_command_line_cannot_change);
-	RUN(templates_embed_exactly_the_agent_sources);
+	RUN(the_fragment_embeds_exactly_the_agent_sources);
 	RUN(update_embedded_finds_nothing_stale);
+	RUN(update_embedded_refuses_names_lima_rejects);
 	RUN(fixture_without_problems_passes);
 	RUN(rejects_yaml_errors_and_unknown_or_deprecated_keys);
 	RUN(rejects_bad_versions_and_bases);
@@ -1233,7 +1539,8 @@ int main(void)
 	RUN(rejects_text_lima_would_change_while_rendering);
 	RUN(rejects_bad_probes_forwards_and_params);
 	RUN(params_count_as_used_where_lima_looks);
-	RUN(agent_builds_from_the_cloud_templates_embedded_sources);
-	RUN(agent_builds_from_the_iso_templates_embedded_sources);
+	RUN(probes_find_their_commands_with_sshds_default_path);
+	RUN(agent_builds_from_the_fragments_embedded_sources_on_alpine);
+	RUN(agent_builds_from_the_fragments_embedded_sources_on_debian);
 	return check_done();
 }
