@@ -1498,11 +1498,8 @@ static void check_probes_of(const char *path, const char *dir)
 TEST(probes_find_their_commands_with_sshds_default_path)
 {
 	if (shell("unshare %s true 2>/dev/null", getuid() == 0 ? "-m" : "-rm") != 0 ||
-	    shell("command -v socat >/dev/null") != 0) {
-		printf("skip probes_find_their_commands_with_sshds_default_path: needs unshare (a "
-		       "mount namespace) and socat\n");
-		return;
-	}
+	    shell("command -v socat >/dev/null") != 0)
+		SKIP("needs unshare (a mount namespace) and socat");
 	char dir[] = "/tmp/vmcost-probe.XXXXXX";
 	CHECK(mkdtemp(dir) != NULL);
 	for (const char *const *path = templates; *path; path++)
