@@ -35,6 +35,7 @@ void agent_config_defaults(struct agent_config *cfg)
 	cfg->step_bytes = 0;
 	cfg->method = TRIM_METHOD_AUTO;
 	snprintf(cfg->socket_path, sizeof cfg->socket_path, "%s", AGENT_DEFAULT_SOCKET);
+	snprintf(cfg->socket_owner, sizeof cfg->socket_owner, "%s", "root");
 	snprintf(cfg->socket_group, sizeof cfg->socket_group, "%s", "docker");
 	cfg->socket_mode = 0660;
 	cfg->log_level = VMC_LOG_INFO;
@@ -157,18 +158,28 @@ static int set_socket(const struct config_site *site, const char *s, struct agen
 	return 0;
 }
 
-/* A group name as /etc/group can hold it, or a numeric gid. */
-static int set_group(const struct config_site *site, const char *s, struct agent_config *cfg)
+/* A user or group name as /etc/passwd and /etc/group can hold it, or a numeric id. */
+static int set_name(const struct config_site *site, const char *s, const char *what, char *out,
+		    size_t size)
 {
-	if (*s == '\0' || strlen(s) >= sizeof cfg->socket_group)
-		return bad_value(site, "needs a group name of 1 to %zu characters",
-				 sizeof cfg->socket_group - 1);
+	if (*s == '\0' || strlen(s) >= size)
+		return bad_value(site, "needs a %s name of 1 to %zu characters", what, size - 1);
 	for (const char *p = s; *p; p++)
 		if (*p == ':' || *p == ',' || isspace((unsigned char)*p) ||
 		    iscntrl((unsigned char)*p))
-			return bad_value(site, "\"%s\" is not a valid group name", s);
-	snprintf(cfg->socket_group, sizeof cfg->socket_group, "%s", s);
+			return bad_value(site, "\"%s\" is not a valid %s name", s, what);
+	snprintf(out, size, "%s", s);
 	return 0;
+}
+
+static int set_owner(const struct config_site *site, const char *s, struct agent_config *cfg)
+{
+	return set_name(site, s, "user", cfg->socket_owner, sizeof cfg->socket_owner);
+}
+
+static int set_group(const struct config_site *site, const char *s, struct agent_config *cfg)
+{
+	return set_name(site, s, "group", cfg->socket_group, sizeof cfg->socket_group);
 }
 
 /* Octal as chmod reads it: 0660, 660 and YAML 1.2's 0o660 all mean rw-rw----. */
@@ -186,7 +197,7 @@ static int set_mode(const struct config_site *site, const char *s, struct agent_
 	if (v > 0777)
 		return bad_value(site, "%s has bits beyond 0777", s);
 	if ((v & 0600) != 0600)
-		return bad_value(site, "%s does not let the owner (root) read and write", s);
+		return bad_value(site, "%s does not let the owner read and write", s);
 	cfg->socket_mode = (unsigned)v;
 	return 0;
 }
@@ -245,19 +256,13 @@ static int set_trim(const struct config_site *site, const char *s, struct agent_
 }
 
 static const struct config_key config_keys[] = {
-    {"interval", set_interval},
-    {"idle-cpu-percent", set_idle_cpu},
-    {"idle-load1", set_load1},
-    {"idle-psi-percent", set_idle_psi},
-    {"floor", set_floor},
-    {"step", set_step},
-    {"method", set_method},
-    {"socket", set_socket},
-    {"socket-group", set_group},
-    {"socket-mode", set_mode},
-    {"log-level", set_log_level},
-    {"trim", set_trim},
-    {"max-request", set_max_request},
+    {"interval", set_interval},	 {"idle-cpu-percent", set_idle_cpu},
+    {"idle-load1", set_load1},	 {"idle-psi-percent", set_idle_psi},
+    {"floor", set_floor},	 {"step", set_step},
+    {"method", set_method},	 {"socket", set_socket},
+    {"socket-owner", set_owner}, {"socket-group", set_group},
+    {"socket-mode", set_mode},	 {"log-level", set_log_level},
+    {"trim", set_trim},		 {"max-request", set_max_request},
 };
 
 static const struct config_key *find_key(const char *name)

@@ -29,6 +29,7 @@ struct agent_config {
 	                              [256 MiB, 1 GiB] */
 	enum trim_method method;   /* method: auto | reclaim | drop-caches */
 	char socket_path[108];     /* socket: /run/vmcost-agent.sock */
+	char socket_owner[64];     /* socket-owner: root (falls back to root if missing) */
 	char socket_group[64];     /* socket-group: docker (falls back to root if missing) */
 	unsigned socket_mode;      /* socket-mode: 0660 */
 	int log_level;             /* log-level: error | warn | info | debug (enum vmc_level) */

@@ -32,9 +32,7 @@
 struct agent_server {
 	struct MHD_Daemon *mhd;
 	const struct server_ctx *ctx;
-	char path[108];
-	dev_t dev;
-	ino_t ino;
+	struct server_socket sock;
 	atomic_int in_flight;
 };
 
@@ -211,9 +209,17 @@ __attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char 
 	debug("libmicrohttpd: %s", msg);
 }
 
+/* Only our own socket file: another agent may have replaced it since. */
+static void remove_socket_file(const struct agent_server *srv)
+{
+	struct stat sb;
+	if (lstat(srv->sock.path, &sb) == 0 && sb.st_dev == srv->sock.dev &&
+	    sb.st_ino == srv->sock.ino)
+		unlink(srv->sock.path);
+}
+
 struct agent_server *server_start(const struct server_ctx *ctx, char *err, size_t errsize)
 {
-	const struct agent_config *cfg = ctx->cfg;
 	struct agent_server *srv = calloc(1, sizeof *srv);
 	if (!srv) {
 		snprintf(err, errsize, "out of memory");
@@ -221,46 +227,28 @@ struct agent_server *server_start(const struct server_ctx *ctx, char *err, size_
 	}
 	srv->ctx = ctx;
 	atomic_init(&srv->in_flight, 0);
-	snprintf(srv->path, sizeof srv->path, "%s", cfg->socket_path);
 	err[0] = '\0';
-	int fd =
-	    server_listen_unix(cfg->socket_path, cfg->socket_mode, cfg->socket_group, err, errsize);
-	struct stat sb;
-	if (fd < 0 || fstat(fd, &sb) < 0 || stat(srv->path, &sb) < 0) {
-		if (fd >= 0) {
-			snprintf(err, errsize, "%s: %s", srv->path, strerror(errno));
-			close(fd);
-		}
+	if (server_listen_unix(ctx->cfg, &srv->sock, err, errsize) < 0) {
 		free(srv);
 		return NULL;
 	}
-	srv->dev = sb.st_dev;
-	srv->ino = sb.st_ino;
 	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
 			 MHD_USE_AUTO | MHD_USE_ITC | MHD_USE_ERROR_LOG;
-	srv->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET,
-				    (MHD_socket)fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-				    MHD_OPTION_CONNECTION_LIMIT, SERVER_MAX_CONNECTIONS,
-				    MHD_OPTION_CONNECTION_TIMEOUT, SERVER_IDLE_TIMEOUT_S,
-				    MHD_OPTION_THREAD_STACK_SIZE, SERVER_THREAD_STACK,
-				    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+	srv->mhd = MHD_start_daemon(
+	    flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET,
+	    (MHD_socket)srv->sock.fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+	    MHD_OPTION_CONNECTION_LIMIT, SERVER_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
+	    SERVER_IDLE_TIMEOUT_S, MHD_OPTION_THREAD_STACK_SIZE, SERVER_THREAD_STACK,
+	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
 	if (!srv->mhd) {
 		snprintf(err, errsize, "cannot start the HTTP server on %s (libmicrohttpd failed)",
-			 srv->path);
-		close(fd);
-		unlink(srv->path);
+			 srv->sock.path);
+		remove_socket_file(srv);
+		close(srv->sock.fd);
 		free(srv);
 		return NULL;
 	}
 	return srv;
-}
-
-/* Only our own socket file: another agent may have replaced it since. */
-static void remove_socket_file(const struct agent_server *srv)
-{
-	struct stat sb;
-	if (lstat(srv->path, &sb) == 0 && sb.st_dev == srv->dev && sb.st_ino == srv->ino)
-		unlink(srv->path);
 }
 
 int server_stop(struct agent_server *srv, double grace_s)

@@ -24,6 +24,7 @@ static bool same_config(const struct agent_config *a, const struct agent_config 
 	       a->idle_load1 == b->idle_load1 && a->idle_psi_percent == b->idle_psi_percent &&
 	       a->floor_bytes == b->floor_bytes && a->step_bytes == b->step_bytes &&
 	       a->method == b->method && strcmp(a->socket_path, b->socket_path) == 0 &&
+	       strcmp(a->socket_owner, b->socket_owner) == 0 &&
 	       strcmp(a->socket_group, b->socket_group) == 0 && a->socket_mode == b->socket_mode &&
 	       a->log_level == b->log_level && a->trim_enabled == b->trim_enabled &&
 	       a->max_request_bytes == b->max_request_bytes;
@@ -41,6 +42,7 @@ TEST(defaults_match_the_documentation)
 	CHECK_U64(cfg.step_bytes, 0);
 	CHECK_INT(cfg.method, TRIM_METHOD_AUTO);
 	CHECK_STR(cfg.socket_path, "/run/vmcost-agent.sock");
+	CHECK_STR(cfg.socket_owner, "root");
 	CHECK_STR(cfg.socket_group, "docker");
 	CHECK_INT(cfg.socket_mode, 0660);
 	CHECK_INT(cfg.log_level, VMC_LOG_INFO);
@@ -71,6 +73,7 @@ TEST(every_key_is_read)
 			   "step: 64M\n"
 			   "method: drop-caches\n"
 			   "socket: /run/test/agent.sock\n"
+			   "socket-owner: alice\n"
 			   "socket-group: lima\n"
 			   "socket-mode: 0600\n"
 			   "log-level: debug\n"
@@ -86,6 +89,7 @@ TEST(every_key_is_read)
 	CHECK_U64(cfg.step_bytes, 64 * VMC_MIB);
 	CHECK_INT(cfg.method, TRIM_METHOD_DROP_CACHES);
 	CHECK_STR(cfg.socket_path, "/run/test/agent.sock");
+	CHECK_STR(cfg.socket_owner, "alice");
 	CHECK_STR(cfg.socket_group, "lima");
 	CHECK_INT(cfg.socket_mode, 0600);
 	CHECK_INT(cfg.log_level, VMC_LOG_DEBUG);
@@ -122,6 +126,8 @@ TEST(value_spellings)
 	CHECK_U64(cfg.floor_bytes, 0);
 	CHECK_INT(parse("socket-group: 999\n", &cfg), 0);
 	CHECK_STR(cfg.socket_group, "999");
+	CHECK_INT(parse("socket-owner: 501\n", &cfg), 0);
+	CHECK_STR(cfg.socket_owner, "501");
 	CHECK_INT(parse("idle-cpu-percent: 0\n", &cfg), 0);
 	CHECK_DBL(cfg.idle_cpu_percent, 0, 0);
 }
@@ -160,6 +166,8 @@ TEST(bad_values_are_refused_with_line_and_key)
 	     "key \"socket\": path is longer than 107 bytes"},
 	    {"socket-group: \"a b\"\n", "key \"socket-group\": \"a b\" is not a valid group"},
 	    {"socket-group: \"\"\n", "key \"socket-group\": needs a group name"},
+	    {"socket-owner: \"a:b\"\n", "key \"socket-owner\": \"a:b\" is not a valid user name"},
+	    {"socket-owner: \"\"\n", "key \"socket-owner\": needs a user name of 1 to 63"},
 	    {"socket-mode: 0680\n", "key \"socket-mode\": \"0680\" is not an octal mode"},
 	    {"socket-mode: 01777\n", "key \"socket-mode\": 01777 has bits beyond 0777"},
 	    {"socket-mode: 0060\n", "key \"socket-mode\": 0060 does not let the owner"},
