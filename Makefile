@@ -79,7 +79,7 @@ ALL_BINS := $(HOST_BIN)
 endif
 
 .PHONY: all host agent agent-static check check-run unit unit-lib unit-host unit-agent lint \
-	script-tests lab lab-check demo deps deps-ensure deps-check install uninstall clean format fuzz \
+	script-tests lab lab-check lima lima-check demo deps deps-ensure deps-check install uninstall clean format fuzz \
 	fuzz-build darwin-check
 
 all: deps-check
@@ -192,7 +192,8 @@ lint:
 script-tests: $(ALL_BINS)
 	@rc=0; for t in tests/sh/*.sh; do \
 		[ -x "$$t" ] || continue; \
-		$(RUN_SUITE) "sh/$$(basename $$t .sh)" $$t || rc=1; done; exit $$rc
+		$(RUN_SUITE) "sh/$$(basename $$t .sh)" $$t || rc=1; done; \
+	$(RUN_SUITE) lima/validate tests/lima/validate.sh || rc=1; exit $$rc
 
 # ---- lab -------------------------------------------------------------------------------------
 lab: $(AGENT_STATIC_BIN)
@@ -202,6 +203,16 @@ lab-check: $(ALL_BINS) lab
 	@rc=0; for t in tests/lab/*.sh; do \
 		[ -x "$$t" ] || continue; \
 		$(RUN_SUITE) "lab/$$(basename $$t .sh)" $$t || rc=1; done; exit $$rc
+
+# ---- real Lima (the second test bed) ---------------------------------------------------------
+# Lima 2.2.0 built from its Go module, the QEMU TCG wrapper and a Debian 12 image, cached in
+# $VMCOST_LIMA_CACHE (default ~/.cache/vmcost-lima), never in the repository.
+lima:
+	lab/lima/build
+
+# Boots one real Lima instance and runs every tests/lima/*.sh against it (builds what is missing).
+lima-check: $(ALL_BINS)
+	@tests/lima/run-all $(B)/lima-logs
 
 # ---- the two commands the README promises ----------------------------------------------------
 deps:

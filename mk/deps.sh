@@ -15,7 +15,7 @@ TOOLS_BUILD="cc:gcc make:make pkg-config:pkg-config ar:binutils"
 TOOLS_TEST="clang:clang shellcheck:shellcheck curl:curl jq:jq socat:socat cpio:cpio \
 depmod:kmod mke2fs:e2fsprogs qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils \
 debootstrap:debootstrap xz:xz-utils gzip:gzip apt-get:apt xmllint:libxml2-utils busybox:busybox \
-gcc:gcc nm:binutils"
+gcc:gcc nm:binutils jsonschema:python3-jsonschema"
 
 os=$(uname -s)
 missing_deb=""
