@@ -112,6 +112,16 @@ for t in $templates; do
 	fi
 done
 
+# The agent fragment is a partial template (no images: limactl validate needs a whole one; the
+# instance of make lima-check takes it with base:), but every key it has must be Lima's.
+fragment=$st/templates/vmcost-agent.yaml
+if [ -f "$fragment" ]; then
+	check "vmcost-agent.yaml (fragment): Lima's strict schema accepts it" lima_schema_accepts "$fragment"
+	if [ -n "$PY" ]; then
+		check "vmcost-agent.yaml (fragment): python3-jsonschema accepts it as JSON" python_schema_accepts "$fragment"
+	fi
+fi
+
 # The checks can fail: an unknown top-level key and a misspelt nested one.
 t=minimal-docker.yaml
 unknown=$(broken_copy unknown-key.yaml "$t" '.vmcostUnknownKey = 1')
