@@ -5,9 +5,12 @@
 # Measured reason (docs/published-measurements.md#idle-disk-writes): the only writer in an idle
 # guest is lima-guestagent logging "SyncTime: ... drift" every 10 s; ~600 B/min of log becomes
 # ~25 KB/min of block writes through the ext4 journal. /var/log on tmpfs plus ext4 commit=60 gave
-# 0 bytes in 180-240 s of idle. This must be a boot script: cloud-init runs it (bootcmd) on every
-# boot before Lima's boot scripts start lima-guestagent; from a `system` script the agent keeps
-# writing to the on-disk inode it already opened.
+# 0 bytes in 180-240 s of idle. This must be a boot script: at the first boot cloud-init runs it
+# (bootcmd) before Lima's boot scripts install and start lima-guestagent, while from a `system`
+# script the agent would keep writing to the on-disk inode it already opened. From the next boot
+# on the agent is an OpenRC service that may start before cloud-init's bootcmd; what protects
+# those boots is the fstab line this script adds, which OpenRC's localmount mounts before any
+# service starts. cloud-init still runs the script at every boot; it then changes nothing.
 #
 # cloud-init concatenates every bootcmd into one /bin/sh script, so the body runs in a subshell:
 # `set -e` and early returns stay inside it. Idempotent: a second run changes nothing.

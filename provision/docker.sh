@@ -125,7 +125,9 @@ else
 fi
 write_daemon_json
 
-# The user runs docker without sudo (and so does the host, through Lima's socket forward).
+# The user runs docker without sudo (and so does the host, through Lima's socket forward). On the
+# cloud image a boot script (provision/boot-docker-group.sh) has done this before the user's
+# first login; the ISO has no boot scripts, so it happens here.
 if ! in_group docker "$user"; then
 	addgroup "$user" docker
 	say "added $user to the docker group"
@@ -134,10 +136,6 @@ fi
 [ -e "$root/etc/runlevels/default/docker" ] || rc-update add docker default
 rc-service --ifstopped docker start
 
-# Lima's SSH connection (which carries the socket forward and the probes) logged in before the
-# group change above, so it does not have the docker group yet: hand the socket to the user, as
-# Lima's docker-rootful template does with SocketUser. dockerd recreates it root:docker at its
-# next start, when every new login has the group.
 sock=$root/var/run/docker.sock
 i=0
 while [ ! -e "$sock" ] && [ "$i" -lt 60 ]; do
@@ -145,4 +143,12 @@ while [ ! -e "$sock" ] && [ "$i" -lt 60 ]; do
 	i=$((i + 1))
 done
 [ -e "$sock" ] || die "dockerd did not create /var/run/docker.sock within 60 s: see /var/log/docker.log"
-chown "$user" "$sock"
+
+# Lima's SSH master connection, which carries the socket forward, logged in before the boot's
+# `system` scripts. On the ISO's first boot the group change above came after that login, so the
+# socket is handed to the user for this boot, as Lima's docker-rootful template does with
+# SocketUser; from the next boot on every login has the group (the template's message asks for
+# one restart). On the cloud image the login has the group already: nothing to hand over.
+if root_is_tmpfs; then
+	chown "$user" "$sock"
+fi

@@ -11,17 +11,9 @@
 set -eu
 root=${VMCOST_ROOT:-}
 
-# Kernel arguments, added to GRUB's command line when their key is absent:
-#   init_on_free=1  the guest zeroes what it frees; the VM's real RAM cost after a pgbench+FDB load
-#                   (host RAM freed by stopping it) fell from 4193 to 2054 MB: XNU compresses
-#                   zeroed pages ~18x
-#   psi=1           Alpine builds PSI disabled by default; vmcost-agent's idle test reads it
-#   nowatchdog      no soft-lockup hrtimer every 4 s per CPU: idle guest timer interrupts
-#                   9.9 -> 8.3 /s (lab, 2 vCPUs, mean of 3; results/idle-tunings-lab-2026-12-02.md)
-#   sysctl.vm.compaction_proactiveness=0
-#                   kcompactd stops waking every 500 ms: 9.9 -> 5.4 /s; both: 8.9 -> 4.0 /s
-# Measured and left out (no gain beyond run-to-run noise): tsc=reliable, transparent_hugepage=madvise.
-kernel_args="init_on_free=1 psi=1 nowatchdog sysctl.vm.compaction_proactiveness=0"
+# The kernel command line (init_on_free=1 psi=1 nowatchdog sysctl.vm.compaction_proactiveness=0)
+# and GRUB_TIMEOUT=0 are set by a boot script on the cloud image (provision/boot-kernel-args.sh),
+# so the reboot Lima does after the first boot makes them live.
 # Where the command line cannot change (the ISO), the same settings that sysctl can make.
 runtime_sysctls="kernel.watchdog=0 vm.compaction_proactiveness=0"
 
@@ -158,68 +150,12 @@ apply_runtime_sysctls() {
 	done
 }
 
-# GRUB: GRUB_TIMEOUT=0 (the cloud image waits 10 s at every boot) and the kernel arguments above.
-# The command line takes effect at the next boot: one `limactl restart` after the first start.
-tune_grub() {
-	conf=$root/etc/default/grub
-	if [ ! -f "$conf" ]; then
-		say "no /etc/default/grub: the kernel command line is fixed by the image (the ISO bakes it in)"
-		apply_runtime_sysctls
-		return 0
-	fi
-	new=$(mktemp)
-	awk -v args="$kernel_args" '
-		function merge(value,   n, words, have, i, key, m, want) {
-			n = split(value, words, /[ \t]+/)
-			for (i = 1; i <= n; i++) {
-				key = words[i]
-				sub(/=.*/, "", key)
-				if (key != "") have[key] = 1
-			}
-			m = split(args, want, " ")
-			for (i = 1; i <= m; i++) {
-				key = want[i]
-				sub(/=.*/, "", key)
-				if (!(key in have)) value = value == "" ? want[i] : value " " want[i]
-			}
-			return value
-		}
-		/^GRUB_TIMEOUT=/ { print "GRUB_TIMEOUT=0"; timeout = 1; next }
-		/^GRUB_CMDLINE_LINUX_DEFAULT=/ {
-			value = $0
-			sub(/^GRUB_CMDLINE_LINUX_DEFAULT=/, "", value)
-			q = substr(value, 1, 1)
-			if (q == "\"" || q == "\047") {
-				value = substr(value, 2)
-				sub(/["\047][ \t]*$/, "", value)
-			}
-			print "GRUB_CMDLINE_LINUX_DEFAULT=\"" merge(value) "\""
-			cmdline = 1
-			next
-		}
-		{ print }
-		END {
-			if (!timeout) print "GRUB_TIMEOUT=0"
-			if (!cmdline) print "GRUB_CMDLINE_LINUX_DEFAULT=\"" merge("") "\""
-		}' "$conf" >"$new"
-	cfg=$root/boot/grub/grub.cfg
-	if update_file "$conf" "$new" || [ ! -f "$cfg" ] || [ -n "$(find "$conf" -newer "$cfg")" ]; then
-		if command -v grub-mkconfig >/dev/null 2>&1; then
-			grub-mkconfig -o "$cfg"
-		elif command -v update-grub >/dev/null 2>&1; then
-			update-grub
-		else
-			say "neither grub-mkconfig nor update-grub found: $cfg not regenerated"
-			return 0
-		fi
-		say "GRUB: timeout 0, kernel arguments: $kernel_args"
-	fi
-	for arg in $kernel_args; do
-		if ! grep -qw -- "${arg%%=*}" "$root/proc/cmdline"; then
-			say "the kernel command line changes at the next boot: run 'limactl restart' once"
-			break
-		fi
-	done
+# The ISO has no GRUB and its command line cannot change: sysctl does what it can there. With GRUB
+# the boot script has set the command line already.
+tune_kernel() {
+	[ ! -f "$root/etc/default/grub" ] || return 0
+	say "no /etc/default/grub: the kernel command line is fixed by the image (the ISO bakes it in)"
+	apply_runtime_sysctls
 }
 
 # Trim every mounted block filesystem at every boot: deleted images and volumes go back to the
@@ -237,5 +173,5 @@ tune_syslog
 tune_inittab
 disable_hotplugd
 keep_acpid
-tune_grub
+tune_kernel
 trim_filesystems

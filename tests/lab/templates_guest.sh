@@ -1,10 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# The templates' provision scripts on a real kernel. boot-quiet-disk.sh and idle-tunings.sh run in
-# the lab guest with busybox (as on Alpine), chrooted into the guest's ext4 scratch disk: inside
-# the chroot that disk is "/", so the tmpfs on /var/log, the remount with commit=60, /sys/class/tty
-# and fstrim are the kernel's own. OpenRC and GRUB are stubbed. Then a guest boots with the
-# template's kernel arguments, and each of them must be in effect.
+# The templates' provision scripts on a real kernel. boot-quiet-disk.sh, boot-kernel-args.sh and
+# idle-tunings.sh run in the lab guest with busybox (as on Alpine), chrooted into the guest's ext4
+# scratch disk: inside the chroot that disk is "/", so the tmpfs on /var/log, the remount with
+# commit=60, /sys/class/tty and fstrim are the kernel's own. OpenRC and GRUB are stubbed. Then a
+# guest boots with the template's kernel arguments, and each of them must be in effect.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 lab_init
@@ -59,11 +59,11 @@ mount -t devtmpfs dev "$r/dev"
 mount -t tmpfs run "$r/run"
 EOF
 "$vm" push tpl "$work/setup.sh" /tmp/setup.sh
-for f in boot-quiet-disk.sh idle-tunings.sh; do
+for f in boot-quiet-disk.sh boot-kernel-args.sh idle-tunings.sh; do
 	"$vm" push tpl "$repo/provision/$f" "/tmp/$f"
 done
 check "chroot on the scratch disk is set up" in_guest sh -c \
-	'sh /tmp/setup.sh && cp /tmp/boot-quiet-disk.sh /tmp/idle-tunings.sh /mnt/scratch/'
+	'sh /tmp/setup.sh && cp /tmp/boot-quiet-disk.sh /tmp/boot-kernel-args.sh /tmp/idle-tunings.sh /mnt/scratch/'
 check "inside the chroot the scratch ext4 is /" has "$(in_chroot cat /proc/mounts)" '^/dev/vda / ext4 '
 
 # ---- boot-quiet-disk.sh --------------------------------------------------------------------------
@@ -86,6 +86,20 @@ in_chroot sh /boot-quiet-disk.sh >/dev/null 2>&1
 after=$(in_chroot sh -c 'md5sum /etc/fstab; grep -c " /var/log " /proc/mounts')
 check "a second boot mounts nothing twice and leaves fstab alone" test "$before" = "$after"
 
+# ---- boot-kernel-args.sh -------------------------------------------------------------------------
+if out=$(in_chroot sh /boot-kernel-args.sh 2>&1); then ok "boot-kernel-args.sh runs"; else
+	fail "boot-kernel-args.sh runs"
+	echo "$out" | sed 's/^/    /'
+fi
+args=$(sed -n 's/^[[:space:]]*kernel_args="\(.*\)"$/\1/p' "$repo/provision/boot-kernel-args.sh")
+check "grub.cfg carries the kernel arguments ($args)" \
+	has "$(in_chroot cat /boot/grub/grub.cfg)" "^linux /vmlinuz console=ttyS0 $args\$"
+check "grub.cfg waits for nobody" has "$(in_chroot cat /boot/grub/grub.cfg)" '^set timeout=0$'
+before=$(in_chroot sh -c 'find /etc /boot -type f | sort | xargs md5sum')
+in_chroot sh /boot-kernel-args.sh >/dev/null 2>&1
+after=$(in_chroot sh -c 'find /etc /boot -type f | sort | xargs md5sum')
+check "a second boot changes no file" test "$before" = "$after"
+
 # ---- idle-tunings.sh -----------------------------------------------------------------------------
 if out=$(in_chroot sh /idle-tunings.sh 2>&1); then ok "idle-tunings.sh runs"; else
 	fail "idle-tunings.sh runs"
@@ -98,10 +112,6 @@ check "getty kept on tty1 (a virtual terminal)" has "$tab" '^tty1::'
 check "getty removed from ttyS1 (registered, no UART)" has "$tab" '^#vmcost-no-console# ttyS1::'
 check "getty removed from ttyAMA0 (absent)" has "$tab" '^#vmcost-no-console# ttyAMA0::'
 check "syslogd ring buffer" has "$(in_chroot cat /etc/conf.d/syslog)" '^SYSLOGD_OPTS="-t -C64"$'
-args=$(sed -n 's/^kernel_args="\(.*\)"$/\1/p' "$repo/provision/idle-tunings.sh")
-check "grub.cfg carries the kernel arguments ($args)" \
-	has "$(in_chroot cat /boot/grub/grub.cfg)" "^linux /vmlinuz console=ttyS0 $args\$"
-check "it asks for the one restart (the lab kernel runs without them)" has "$out" 'limactl restart'
 check "fstrim ran on the ext4 root" has "$out" '^/: |fstrim / failed'
 before=$(in_chroot sh -c 'find /etc /boot -type f | sort | xargs md5sum')
 in_chroot sh /idle-tunings.sh >/dev/null 2>&1

@@ -206,6 +206,107 @@ boot_tests() {
 	check "boot: a non-ext4 root keeps its fstab options" sh -c "! grep -q commit '$r/etc/fstab'"
 }
 
+# ---- boot-kernel-args.sh -----------------------------------------------------------------------
+kernel_args_tests() {
+	r=$tmp/kargs
+	make_cloud_root "$r"
+	if run kargs "$r" provision/boot-kernel-args.sh; then ok "kernel args: runs"; else
+		fail "kernel args: runs"
+		sed 's/^/    /' "$tmp/kargs.out"
+	fi
+	args=$(sed -n 's/^[[:space:]]*kernel_args="\(.*\)"$/\1/p' provision/boot-kernel-args.sh)
+	check "kernel args: the arguments are defined ($args)" test -n "$args"
+	check "kernel args: GRUB_TIMEOUT=0, once" sh -c "test \"\$(grep -c '^GRUB_TIMEOUT=' '$r/etc/default/grub')\" = 1 && grep -qx 'GRUB_TIMEOUT=0' '$r/etc/default/grub'"
+	check "kernel args: GRUB's command line keeps its arguments and adds $args" \
+		grep -qx "GRUB_CMDLINE_LINUX_DEFAULT=\"modules=sd-mod,usb-storage,ext4 console=ttyS0 rootfstype=ext4 $args\"" "$r/etc/default/grub"
+	check "kernel args: the other GRUB settings stay" grep -qx 'GRUB_DISABLE_SUBMENU=y' "$r/etc/default/grub"
+	check "kernel args: grub.cfg is regenerated with them" grep -q "console=ttyS0 rootfstype=ext4 $args\$" "$r/boot/grub/grub.cfg"
+	check "kernel args: grub.cfg has timeout 0" grep -qx 'set timeout=0' "$r/boot/grub/grub.cfg"
+	check "kernel args: nothing is set at runtime (the command line does it)" sh -c \
+		"test ! -e '$r/etc/sysctl.d/60-vmcost-idle.conf' && test \"\$(cat '$r/proc/sys/vm/compaction_proactiveness')\" = 20"
+	check_idempotent kargs "$r" provision/boot-kernel-args.sh
+	check "kernel args: grub-mkconfig runs once" sh -c "! grep -q grub-mkconfig '$tmp/kargs-again.log'"
+
+	# A value the user chose stays, a missing GRUB_TIMEOUT is added.
+	r=$tmp/kargs-user
+	make_cloud_root "$r"
+	sed -i 's/^GRUB_CMDLINE_LINUX_DEFAULT="/&init_on_free=0 /; /^GRUB_TIMEOUT/d' "$r/etc/default/grub"
+	run kargs-user "$r" provision/boot-kernel-args.sh
+	check "kernel args: a user's init_on_free=0 is kept, not duplicated" \
+		sh -c "grep -q 'init_on_free=0' '$r/etc/default/grub' && ! grep -q 'init_on_free=1' '$r/etc/default/grub'"
+	check "kernel args: a missing GRUB_TIMEOUT is added as 0" grep -qx 'GRUB_TIMEOUT=0' "$r/etc/default/grub"
+	check_idempotent kargs-user "$r" provision/boot-kernel-args.sh
+
+	# No GRUB (an image that boots its kernel directly): nothing to do, nothing fails.
+	r=$tmp/kargs-iso
+	make_iso_root "$r"
+	if run kargs-iso "$r" provision/boot-kernel-args.sh; then ok "kernel args: runs without GRUB"; else
+		fail "kernel args: runs without GRUB"
+	fi
+	check "kernel args: ... and says the command line is fixed" grep -q 'fixed by the image' "$tmp/kargs-iso.out"
+}
+
+# ---- boot-docker-group.sh ----------------------------------------------------------------------
+docker_group_tests() {
+	r=$tmp/dgroup
+	make_cloud_root "$r"
+	sed -i '/^tester:/d' "$r/etc/group" # at the first boot the Lima user does not exist yet
+	if run dgroup "$r" provision/boot-docker-group.sh; then ok "docker group: runs"; else
+		fail "docker group: runs"
+		sed 's/^/    /' "$tmp/dgroup.out"
+	fi
+	check "docker group: the group is created" grep -qx 'addgroup -S docker' "$tmp/dgroup.log"
+	check "docker group: the user (not created yet) is a member by name" grep -q '^docker:x:[0-9]*:tester$' "$r/etc/group"
+	check "docker group: other groups are untouched" grep -qx 'wheel:x:10:root,tester' "$r/etc/group"
+	check_idempotent dgroup "$r" provision/boot-docker-group.sh
+
+	# The group exists with members (a later boot, Docker installed): the user is added once.
+	r=$tmp/dgroup-have
+	make_cloud_root "$r"
+	echo 'docker:x:101:root' >>"$r/etc/group"
+	run dgroup-have "$r" provision/boot-docker-group.sh
+	check "docker group: an existing group keeps its members and gains the user" grep -qx 'docker:x:101:root,tester' "$r/etc/group"
+	check "docker group: ... without creating another group" sh -c "! grep -q addgroup '$tmp/dgroup-have.log'"
+	check_idempotent dgroup-have "$r" provision/boot-docker-group.sh
+}
+
+# ---- what Lima's first boot of the cloud template does -----------------------------------------
+# The template's `mode: boot` scripts (cloud-init bootcmd) in their order, on the image as it first
+# boots; then Lima's boot.essential script deletes the image's user and reboots; cloud-init creates
+# the Lima user; Lima's SSH master logs in (its groups are fixed now) before any system script runs.
+boot_scripts_of() { # template -> the file: of each mode: boot entry, in order
+	awk '/^- /{ boot = 0 } /^-? *mode: boot$/{ boot = 1 } boot && /^  file: /{ print $2 }' "$1"
+}
+
+login_groups() { # root user -> the groups a login of user gets from /etc/group (sorted)
+	awk -F: -v u="$2" '{ n = split($4, m, ","); for (i = 1; i <= n; i++) if (m[i] == u) print $1 }
+		$1 == u { print $1 }' "$1/etc/group" | LC_ALL=C sort -u | tr '\n' ' '
+}
+
+lima_first_boot_tests() {
+	r=$tmp/first
+	make_cloud_root "$r"
+	sed -i '/^tester:/d; s/,tester//' "$r/etc/group"
+	: >"$tmp/first.log"
+	scripts=$(boot_scripts_of templates/minimal-docker.yaml)
+	check "first boot: the cloud template has boot scripts ($(echo "$scripts" | tr '\n' ' '))" test -n "$scripts"
+	for s in $scripts; do
+		run "first-$(basename "$s" .sh)" "$r" "templates/$s" || fail "first boot: $s failed"
+	done
+	# What the machine boots with after Lima's reboot: the command line GRUB was told before it.
+	args=$(sed -n 's/^[[:space:]]*kernel_args="\(.*\)"$/\1/p' provision/boot-kernel-args.sh)
+	check "first boot: grub.cfg carries the kernel arguments before Lima's reboot ($args)" \
+		sh -c "[ -n '$args' ] && grep -q '$args\$' '$r/boot/grub/grub.cfg'"
+	check "first boot: ... and no boot menu wait" grep -qx 'set timeout=0' "$r/boot/grub/grub.cfg"
+	# cloud-init creates the user after the reboot (its own group), then Lima's SSH master logs in.
+	echo 'tester:x:1000:' >>"$r/etc/group"
+	groups=$(login_groups "$r" tester)
+	case " $groups" in
+	*" docker "*) ok "first boot: Lima's SSH login has the docker group (docker.sock stays reachable when dockerd re-creates it)" ;;
+	*) fail "first boot: Lima's SSH login has the docker group (it has: $groups)" ;;
+	esac
+}
+
 # ---- idle-tunings.sh ---------------------------------------------------------------------------
 tunings_tests() {
 	r=$tmp/tune
@@ -229,15 +330,8 @@ tunings_tests() {
 	check "tunings: cloud-init-hotplugd leaves the default runlevel" \
 		test ! -e "$r/etc/runlevels/default/cloud-init-hotplugd"
 	check "tunings: acpid stays (graceful limactl stop)" test -L "$r/etc/runlevels/default/acpid"
-	check "tunings: GRUB_TIMEOUT=0, once" sh -c "test \"\$(grep -c '^GRUB_TIMEOUT=' '$r/etc/default/grub')\" = 1 && grep -qx 'GRUB_TIMEOUT=0' '$r/etc/default/grub'"
-	args=$(sed -n 's/^kernel_args="\(.*\)"$/\1/p' provision/idle-tunings.sh)
-	check "tunings: the kernel arguments are defined ($args)" test -n "$args"
-	check "tunings: GRUB's command line keeps its arguments and adds $args" \
-		grep -qx "GRUB_CMDLINE_LINUX_DEFAULT=\"modules=sd-mod,usb-storage,ext4 console=ttyS0 rootfstype=ext4 $args\"" "$r/etc/default/grub"
-	check "tunings: the other GRUB settings stay" grep -qx 'GRUB_DISABLE_SUBMENU=y' "$r/etc/default/grub"
-	check "tunings: grub.cfg is regenerated with them" grep -q "console=ttyS0 rootfstype=ext4 $args\$" "$r/boot/grub/grub.cfg"
-	check "tunings: grub.cfg has timeout 0" grep -qx 'set timeout=0' "$r/boot/grub/grub.cfg"
-	check "tunings: it says one restart is needed" grep -q "limactl restart" "$tmp/tune.out"
+	check "tunings: GRUB is left to the boot script" sh -c \
+		"grep -qx 'GRUB_TIMEOUT=10' '$r/etc/default/grub' && ! grep -q grub-mkconfig '$tmp/tune.log'"
 	check "tunings: with GRUB nothing is set at runtime (the command line does it)" sh -c \
 		"test ! -e '$r/etc/sysctl.d/60-vmcost-idle.conf' && test \"\$(cat '$r/proc/sys/vm/compaction_proactiveness')\" = 20"
 	check "tunings: fstrim runs on the root and EFI filesystems" \
@@ -245,25 +339,15 @@ tunings_tests() {
 	check "tunings: fstrim leaves virtual filesystems alone" test "$(grep -c '^fstrim' "$tmp/tune.log")" = 2
 	check_idempotent tune "$r" provision/idle-tunings.sh
 	check "tunings: the second run only trims" sh -c "! grep -v '^fstrim' '$tmp/tune-again.log' | grep -q ."
-	check "tunings: grub-mkconfig runs once" sh -c "! grep -q grub-mkconfig '$tmp/tune-again.log'"
-
-	# After the restart: the arguments are active, nothing is said about a restart.
-	echo "BOOT_IMAGE=/boot/vmlinuz-virt root=LABEL=/ $args" >"$r/proc/cmdline"
-	run tune-active "$r" provision/idle-tunings.sh
-	check "tunings: no restart asked once the arguments are active" sh -c "! grep -q 'limactl restart' '$tmp/tune-active.out'"
 
 	# A value the user chose stays; a console that appears gets its getty back; acpid returns.
 	r=$tmp/tune-user
 	make_cloud_root "$r"
-	sed -i 's/^GRUB_CMDLINE_LINUX_DEFAULT="/&init_on_free=0 /; /^GRUB_TIMEOUT/d' "$r/etc/default/grub"
 	sed -i 's|^ttyAMA0::|#vmcost-no-console# ttyAMA0::|' "$r/etc/inittab"
 	mkdir "$r/sys/class/tty/ttyAMA0"
 	rm "$r/etc/runlevels/default/acpid"
 	rm "$r/etc/conf.d/syslog"
 	run tune-user "$r" provision/idle-tunings.sh
-	check "tunings: a user's init_on_free=0 is kept, not duplicated" \
-		sh -c "grep -q 'init_on_free=0' '$r/etc/default/grub' && ! grep -q 'init_on_free=1' '$r/etc/default/grub'"
-	check "tunings: a missing GRUB_TIMEOUT is added as 0" grep -qx 'GRUB_TIMEOUT=0' "$r/etc/default/grub"
 	check "tunings: a getty comes back when its console exists" \
 		grep -qx 'ttyAMA0::respawn:/sbin/getty -L 0 ttyAMA0 vt100' "$r/etc/inittab"
 	check "tunings: acpid is put back in the default runlevel" test -L "$r/etc/runlevels/default/acpid"
@@ -312,8 +396,8 @@ docker_tests() {
 	check "docker: the user is in the docker group" grep -qx 'docker:x:101:tester' "$r/etc/group"
 	check "docker: dockerd is in the default runlevel" test -L "$r/etc/runlevels/default/docker"
 	check "docker: dockerd is started" test -e "$r/run/openrc/started/docker"
-	check "docker: the socket is handed to the user for Lima's existing login" \
-		grep -qx 'chown tester /var/run/docker.sock' "$tmp/docker.log"
+	check "docker: no chown of the socket (the boot script gave the login the group)" \
+		sh -c "! grep -q '^chown' '$tmp/docker.log'"
 	check_idempotent docker "$r" provision/docker.sh
 	check "docker: the second run installs nothing" sh -c "! grep -q '^apk' '$tmp/docker-again.log'"
 
@@ -341,6 +425,8 @@ docker_tests() {
 		sh -c "grep -qx 'command=/usr/local/bin/dockerd' '$r/etc/init.d/docker' && grep -qx 'supervisor=supervise-daemon' '$r/etc/init.d/docker' && test -x '$r/etc/init.d/docker'"
 	check "docker (ISO): the docker group exists with the user in it" grep -qx 'docker:x:102:tester' "$r/etc/group"
 	check "docker (ISO): started" test -e "$r/run/openrc/started/docker"
+	check "docker (ISO): the socket is handed to the user for this boot (Lima logged in before the group)" \
+		grep -qx 'chown tester /var/run/docker.sock' "$tmp/docker-iso.log"
 	check_idempotent docker-iso "$r" provision/docker.sh PARAM_dockerVersion=29.8.1
 	check "docker (ISO): the second run downloads nothing" sh -c "! grep -q '^wget' '$tmp/docker-iso-again.log'"
 
@@ -528,6 +614,9 @@ agent_debian_tests() {
 }
 
 boot_tests
+kernel_args_tests
+docker_group_tests
+lima_first_boot_tests
 tunings_tests
 docker_tests
 agent_tests
