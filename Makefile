@@ -44,8 +44,12 @@ WARN := -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wstrict-prototypes -Wmissing-
 	-Wvla -Wundef
 # lib/ parses sizes and counters from untrusted text: implicit narrowing there is a bug.
 WARN_LIB := -Wconversion
-INC := -Ilib -Ihost -Iguest-agent
-BASE_CFLAGS := $(STD) $(WARN) $(INC) $(DEP_CFLAGS) -DVMCOST_VERSION='"$(VERSION)"'
+# Each side sees lib/ and itself only, so host code cannot include guest-agent code (or the
+# reverse) by accident: host files include "room/name.h" (host/commands, platform, clients,
+# measure), agent files "name.h", both "name.h" for lib/.
+side_inc = $(if $(filter guest-agent/% tests/unit/agent_% tests/fuzz/fuzz_agent_%,$(1)),-Iguest-agent,$(if \
+	$(filter host/% tests/unit/host_% tests/fuzz/fuzz_host_%,$(1)),-Ihost))
+BASE_CFLAGS := $(STD) $(WARN) -Ilib $(DEP_CFLAGS) -DVMCOST_VERSION='"$(VERSION)"'
 CFLAGS_REL := -O2 -g $(BASE_CFLAGS) $(CFLAGS)
 CFLAGS_ASAN := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=all $(BASE_CFLAGS)
@@ -55,14 +59,15 @@ CFLAGS_FUZZ := -O1 -g -fsanitize=fuzzer-no-link,address,undefined $(BASE_CFLAGS)
 # Sources: every .c file of a directory belongs to it, so new files need no Makefile edit.
 LIB_SRC := $(wildcard lib/*.c)
 ifeq ($(UNAME_S),Darwin)
-HOST_PLATFORM := host/platform_darwin.c
+HOST_PLATFORM := host/platform/platform_darwin.c
 else ifeq ($(UNAME_S),Linux)
-HOST_PLATFORM := host/platform_linux.c
+HOST_PLATFORM := host/platform/platform_linux.c
 else
-HOST_PLATFORM := host/platform_unsupported.c
+HOST_PLATFORM := host/platform/platform_unsupported.c
 endif
-HOST_ALL := $(wildcard host/*.c)
-HOST_CORE_SRC := $(filter-out host/main.c host/platform_%.c,$(HOST_ALL)) \
+# host/ is grouped in rooms (commands, platform, clients, measure, ...): every host/ROOM/*.c.
+HOST_ALL := $(wildcard host/*/*.c)
+HOST_CORE_SRC := $(filter-out host/commands/main.c host/platform/platform_%.c,$(HOST_ALL)) \
 	$(filter $(HOST_PLATFORM),$(HOST_ALL))
 AGENT_CORE_SRC := $(filter-out guest-agent/main.c,$(wildcard guest-agent/*.c))
 
@@ -91,15 +96,15 @@ agent: $(AGENT_BIN)
 # ---- objects ---------------------------------------------------------------------------------
 $(B)/rel/%.o: %.c
 	@mkdir -p $(@D)
-	$(call say,CC,$<)$(CC) $(CFLAGS_REL) $(if $(filter lib/%,$<),$(WARN_LIB)) -MMD -MP -c $< -o $@
+	$(call say,CC,$<)$(CC) $(CFLAGS_REL) $(call side_inc,$<) $(if $(filter lib/%,$<),$(WARN_LIB)) -MMD -MP -c $< -o $@
 
 $(B)/asan/%.o: %.c
 	@mkdir -p $(@D)
-	$(call say,CC-SAN,$<)$(CC) $(CFLAGS_ASAN) $(if $(filter lib/%,$<),$(WARN_LIB)) -MMD -MP -c $< -o $@
+	$(call say,CC-SAN,$<)$(CC) $(CFLAGS_ASAN) $(call side_inc,$<) $(if $(filter lib/%,$<),$(WARN_LIB)) -MMD -MP -c $< -o $@
 
 $(B)/fuzz/%.o: %.c
 	@mkdir -p $(@D)
-	$(call say,CC-FUZ,$<)$(CLANG) $(CFLAGS_FUZZ) -MMD -MP -c $< -o $@
+	$(call say,CC-FUZ,$<)$(CLANG) $(CFLAGS_FUZZ) $(call side_inc,$<) -MMD -MP -c $< -o $@
 
 $(B)/%/libvmcost.a: $$(call objs,$$*,$(LIB_SRC))
 	@rm -f $@
@@ -114,7 +119,7 @@ $(B)/%/libvmcost-agent.a: $$(call objs,$$*,$(AGENT_CORE_SRC))
 	$(call say,AR,$@)ar rcs $@ $^
 
 # ---- programs --------------------------------------------------------------------------------
-$(HOST_BIN): $(B)/rel/host/main.o $(B)/rel/libvmcost-host.a $(B)/rel/libvmcost.a
+$(HOST_BIN): $(B)/rel/host/commands/main.o $(B)/rel/libvmcost-host.a $(B)/rel/libvmcost.a
 	$(call say,LD,$@)$(CC) $(CFLAGS_REL) -o $@ $^ $(HOST_LIBS) $(LDFLAGS)
 
 $(AGENT_BIN): $(B)/rel/guest-agent/main.o $(B)/rel/libvmcost-agent.a $(B)/rel/libvmcost.a
@@ -135,7 +140,7 @@ $(AGENT_STATIC_BIN): $(call objs,static,guest-agent/main.c $(AGENT_CORE_SRC) $(L
 		$(MHD_STATIC)/lib/libmicrohttpd.a -l:libyaml.a -l:libjansson.a -lm -lpthread
 $(B)/static/%.o: %.c $(MHD_STATIC)/lib/libmicrohttpd.a
 	@mkdir -p $(@D)
-	$(call say,CC-STA,$<)$(CC) -O2 -g -I$(MHD_STATIC)/include $(BASE_CFLAGS) -MMD -MP -c $< -o $@
+	$(call say,CC-STA,$<)$(CC) -O2 -g -I$(MHD_STATIC)/include $(BASE_CFLAGS) $(call side_inc,$<) -MMD -MP -c $< -o $@
 
 # ---- tests -----------------------------------------------------------------------------------
 # tests/unit/lib_*.c link lib only; host_*.c add the host core; agent_*.c the agent core.
@@ -149,18 +154,18 @@ UNIT_DIR := $(B)/asan/tests
 
 $(UNIT_DIR)/lib_%: tests/unit/lib_%.c tests/unit/check.h $(B)/asan/libvmcost.a
 	@mkdir -p $(@D)
-	$(call say,LD-SAN,$@)$(CC) $(CFLAGS_ASAN) -Itests/unit -o $@ $< $(B)/asan/libvmcost.a $(HOST_LIBS) $(LDFLAGS_ASAN)
+	$(call say,LD-SAN,$@)$(CC) $(CFLAGS_ASAN) $(call side_inc,$<) -Itests/unit -o $@ $< $(B)/asan/libvmcost.a $(HOST_LIBS) $(LDFLAGS_ASAN)
 
 $(UNIT_DIR)/host_%: tests/unit/host_%.c tests/unit/check.h $(B)/asan/libvmcost-host.a \
 		$(B)/asan/libvmcost.a
 	@mkdir -p $(@D)
-	$(call say,LD-SAN,$@)$(CC) $(CFLAGS_ASAN) -Itests/unit -o $@ $< $(B)/asan/libvmcost-host.a $(B)/asan/libvmcost.a \
+	$(call say,LD-SAN,$@)$(CC) $(CFLAGS_ASAN) $(call side_inc,$<) -Itests/unit -o $@ $< $(B)/asan/libvmcost-host.a $(B)/asan/libvmcost.a \
 		$(HOST_LIBS) $(LDFLAGS_ASAN)
 
 $(UNIT_DIR)/agent_%: tests/unit/agent_%.c tests/unit/check.h $(B)/asan/libvmcost-agent.a \
 		$(B)/asan/libvmcost.a
 	@mkdir -p $(@D)
-	$(call say,LD-SAN,$@)$(CC) $(CFLAGS_ASAN) -Itests/unit -o $@ $< $(B)/asan/libvmcost-agent.a \
+	$(call say,LD-SAN,$@)$(CC) $(CFLAGS_ASAN) $(call side_inc,$<) -Itests/unit -o $@ $< $(B)/asan/libvmcost-agent.a \
 		$(B)/asan/libvmcost.a $(AGENT_LIBS) $(HOST_LIBS) $(LDFLAGS_ASAN)
 
 RUN_SUITE := tests/run-suite $(B)/logs
@@ -181,8 +186,8 @@ unit: $(addprefix $(UNIT_DIR)/,$(UNIT_LIB) $(UNIT_HOST) $(UNIT_AGENT))
 # The macOS layer cannot run here; compile it against declarations written from Apple's
 # documented prototypes so at least its types agree.
 darwin-check:
-	@if [ -f host/platform_darwin.c ]; then \
-		$(RUN_SUITE) darwin-compile tests/darwin-compile $(CC) "$(BASE_CFLAGS)"; fi
+	@if [ -f host/platform/platform_darwin.c ]; then \
+		$(RUN_SUITE) darwin-compile tests/darwin-compile $(CC) "$(BASE_CFLAGS) -Ihost"; fi
 
 SHELL_SCRIPTS = $(shell tests/list-shell-scripts)
 lint:
@@ -249,14 +254,14 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(B)/fuzz/bin/%,$(FUZZ_SRC))
 $(B)/fuzz/bin/fuzz_agent_%: tests/fuzz/fuzz_agent_%.c \
 		$$(call objs,fuzz,$(AGENT_CORE_SRC) $(LIB_SRC))
 	@mkdir -p $(@D)
-	$(call say,LD-FUZ,$@)$(CLANG) $(CFLAGS_FUZZ) -fsanitize=fuzzer -o $@ $^ $(AGENT_LIBS)
+	$(call say,LD-FUZ,$@)$(CLANG) $(CFLAGS_FUZZ) $(call side_inc,$<) -fsanitize=fuzzer -o $@ $^ $(AGENT_LIBS)
 $(B)/fuzz/bin/fuzz_host_%: tests/fuzz/fuzz_host_%.c \
 		$$(call objs,fuzz,$(HOST_CORE_SRC) $(LIB_SRC))
 	@mkdir -p $(@D)
-	$(call say,LD-FUZ,$@)$(CLANG) $(CFLAGS_FUZZ) -fsanitize=fuzzer -o $@ $^ $(HOST_LIBS)
+	$(call say,LD-FUZ,$@)$(CLANG) $(CFLAGS_FUZZ) $(call side_inc,$<) -fsanitize=fuzzer -o $@ $^ $(HOST_LIBS)
 $(B)/fuzz/bin/fuzz_lib_%: tests/fuzz/fuzz_lib_%.c $$(call objs,fuzz,$(LIB_SRC))
 	@mkdir -p $(@D)
-	$(call say,LD-FUZ,$@)$(CLANG) $(CFLAGS_FUZZ) -fsanitize=fuzzer -o $@ $^ $(HOST_LIBS)
+	$(call say,LD-FUZ,$@)$(CLANG) $(CFLAGS_FUZZ) $(call side_inc,$<) -fsanitize=fuzzer -o $@ $^ $(HOST_LIBS)
 
 fuzz-build: $(FUZZ_BINS)
 fuzz: $(FUZZ_BINS)
@@ -277,7 +282,7 @@ clean:
 	rm -rf $(B) $(HOST_BIN) $(AGENT_BIN) $(AGENT_STATIC_BIN)
 
 format:
-	clang-format -i $(wildcard lib/*.[ch] host/*.[ch] guest-agent/*.[ch] tests/unit/*.[ch] \
+	clang-format -i $(wildcard lib/*.[ch] host/*/*.[ch] guest-agent/*.[ch] tests/unit/*.[ch] \
 		tests/fuzz/*.c lab/src/*.c)
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -2,8 +2,8 @@
 /*
  * TEST-ONLY stand-in for macOS's <libproc.h>, written from the prototypes and structs described
  * in docs/macos.md#proc_pid_rusage (xnu-11417 libsyscall/wrappers/libproc/libproc.h and
- * bsd/sys/resource.h), so host/platform_darwin.c can be compile-checked on Linux. Never used to
- * build a real binary.
+ * bsd/sys/resource.h), so host/platform/platform_darwin.c can be compile-checked on Linux.
+ * Never used to build a real binary.
  */
 #ifndef VMC_TEST_DARWIN_LIBPROC_H
 #define VMC_TEST_DARWIN_LIBPROC_H

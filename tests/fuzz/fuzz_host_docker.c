@@ -4,8 +4,8 @@
  * progress JSON Lines, pgbench's summary, the fill script's last line. The first byte picks the
  * parser and the chunk size, so split points are fuzzed too.
  */
-#include "docker.h"
-#include "workload.h"
+#include "clients/docker.h"
+#include "measure/workload.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
  *
  *   host_sample_cost PID [CALLS [sample|idle]]   (both loops when no mode is given)
  */
-#include "platform.h"
+#include "platform/platform.h"
 
 #include <stdbool.h>
 

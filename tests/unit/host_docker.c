@@ -6,7 +6,7 @@
  * (review the diff before committing them).
  */
 #include "check.h"
-#include "docker.h"
+#include "clients/docker.h"
 #include "fake_daemon.h"
 #include "log.h"
 

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * host/lima.c: instance directories (qemu, vz, krunkit; running, stopped, broken; merged
+ * host/clients/lima.c: instance directories (qemu, vz, krunkit; running, stopped, broken; merged
  * _config layers; malformed lima.yaml) and limactl list --json in every key variant, through
  * the parser and through a fake limactl on PATH.
  */
 #include "check.h"
 #include "host_testlib.h"
-#include "lima.h"
+#include "clients/lima.h"
 #include "log.h"
 #include "units.h"
 

@@ -5,12 +5,12 @@
  * naming, limactl_run against a fake limactl, and the commands' exit codes on fake instances.
  */
 #include "check.h"
-#include "commands.h"
-#include "limactl_run.h"
+#include "commands/commands.h"
+#include "clients/limactl_run.h"
 #include "log.h"
-#include "memtest_report.h"
-#include "results.h"
-#include "workload.h"
+#include "measure/memtest_report.h"
+#include "measure/results.h"
+#include "measure/workload.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -8,7 +8,7 @@
 #include "check.h"
 #include "log.h"
 #include "memcg.h"
-#include "pressure.h"
+#include "measure/pressure.h"
 
 #include <signal.h>
 #include <sys/wait.h>

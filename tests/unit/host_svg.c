@@ -2,7 +2,7 @@
 /* The memtest SVG: structure, labels, units, gaps, escaping; well-formed per xmllint if present. */
 #include "check.h"
 #include "log.h"
-#include "svg.h"
+#include "measure/svg.h"
 #include "units.h"
 
 #include <stdlib.h>

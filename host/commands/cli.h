@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What every subcommand shares: option parsing (--json, --help, --pid, --watch, positional
+ * arguments), errors that are returned rather than exiting (so tests can call commands), JSON
+ * output, progress on a TTY, and interruption by SIGINT/SIGTERM.
+ */
+#ifndef VMC_CLI_H
+#define VMC_CLI_H
+
+#include "clients/lima.h"
+#include "platform/vmproc.h"
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+enum cli_flags {
+	CLI_PID = 1 << 0,   /* --pid PID */
+	CLI_WATCH = 1 << 1, /* --watch SECONDS */
+};
+
+struct cli_spec {
+	const char *name;     /* "footprint" */
+	const char *synopsis; /* "NAME [--watch SECONDS] [--pid PID] [--json]" */
+	const char *help;     /* what it does, its arguments, an example (printed by --help) */
+	unsigned flags;
+	int min_args, max_args;
+};
+
+struct cli_opts {
+	bool json;
+	pid_t pid;    /* --pid, 0 if not given */
+	double watch; /* --watch seconds, 0 if not given */
+	int nargs;
+	char *args[8];
+};
+
+/* Returned by cli_parse when the command should go on. */
+#define CLI_CONTINUE (-1)
+
+/* Parses argv (argv[0] is the subcommand). Returns CLI_CONTINUE, or the exit code to return. */
+int cli_parse(const struct cli_spec *spec, int argc, char **argv, struct cli_opts *o);
+
+/*
+ * Reports an error and returns code: "vmcost: error: MSG" on stderr and, with --json, also
+ * {"error": {"code": N, "message": MSG}} on stdout so scripts parsing stdout see it.
+ */
+__attribute__((format(printf, 3, 4))) int cli_fail(const struct cli_opts *o, int code,
+						   const char *fmt, ...);
+
+/* Prints j (indented) on stdout and releases it. Returns VMC_EXIT_OK, or FAILURE if writing
+ * failed (a closed pipe). */
+int cli_print_json(json_t *j);
+/* One compact line (JSON Lines for --watch); releases j. */
+int cli_print_json_line(json_t *j);
+
+/* Loads the named instance and insists that it runs: returns an exit code (cli_fail done). */
+int cli_running_instance(const struct cli_opts *o, const char *name, struct lima_instance *inst);
+/* Same, plus the RAM-holding process (honours --pid). */
+int cli_vm_process(const struct cli_opts *o, const char *name, struct lima_instance *inst,
+		   struct vmproc *vp);
+
+/* SIGINT/SIGTERM set a flag instead of killing us, so long runs clean up and exit 130. The flag
+ * itself is shared so long-running helpers (limactl_run, pressure_run, workloads) can poll it. */
+extern volatile sig_atomic_t cli_stop;
+void cli_catch_signals(void);
+bool cli_interrupted(void);
+/* cli_interrupted() in the shape docker_set_abort_check() takes. */
+int cli_stop_requested(void);
+/* Sleeps, waking early on a signal; false if interrupted. */
+bool cli_sleep(double seconds);
+
+/* Progress on stderr, rewritten in place, only when stderr is a TTY; cli_progress_done clears. */
+__attribute__((format(printf, 1, 2))) void cli_progress(const char *fmt, ...);
+void cli_progress_done(void);
+
+/* Colour for table headers and statuses when stdout is a TTY and NO_COLOR is unset. */
+const char *cli_bold(void);
+const char *cli_reset(void);
+
+/* Basename of a process's executable (the comm on failure), for "qemu-system-x86_64 pid 123". */
+void cli_proc_name(pid_t pid, char *buf, size_t size);
+
+/* Parses a positive duration argument ("20", "2m", "500ms"). */
+int cli_duration(const char *s, double *seconds);
+
+#endif

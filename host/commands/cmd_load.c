@@ -1,0 +1,441 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * vmcost load NAME: the published load table (notes/published-measurements.md A, "final
+ * template under load"): pgbench -s 50 with 8 clients x 60 s and 1 client x 20 s (tps, mean
+ * latency) in a postgres container through the Docker Engine API, then the idle host CPU of
+ * the VM process with the container still running.
+ */
+#include "commands/cli.h"
+#include "commands/commands.h"
+#include "jsonutil.h"
+#include "clients/lima.h"
+#include "clients/limactl_run.h"
+#include "log.h"
+#include "platform/platform.h"
+#include "commands/progress.h"
+#include "measure/results.h"
+#include "stats.h"
+#include "units.h"
+#include "platform/vmproc.h"
+#include "measure/workload.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct load_opts {
+	const char *name, *image, *results_dir;
+	bool no_pull, keep, json;
+	int scale, clients;
+	double duration, single_duration, idle, interval;
+	pid_t pid;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(
+	    f,
+	    "usage: vmcost load NAME [--image IMAGE] [--no-pull] [--scale N] [--clients N]\n"
+	    "                   [--duration SECONDS] [--single-duration SECONDS]\n"
+	    "                   [--idle SECONDS] [--interval SECONDS] [--keep] [--json]\n"
+	    "                   [--results DIR|none] [--pid PID]\n"
+	    "\n"
+	    "The published load table through the instance's docker.sock: pgbench -i -s N, then\n"
+	    "N clients x S s and 1 client x S s (tps, mean latency), then the idle CPU of the\n"
+	    "VM process with the postgres container still running.\n"
+	    "\n"
+	    "  --image            postgres image (default " PG_DEFAULT_IMAGE
+	    "), pulled if missing\n"
+	    "                     unless --no-pull\n"
+	    "  --scale            pgbench -s (50)\n"
+	    "  --clients          clients of the first run (8); --duration its -T (60)\n"
+	    "  --single-duration  -T of the 1-client run (20)\n"
+	    "  --idle, --interval idle measurement with the container running (60 s in 10 s "
+	    "steps)\n"
+	    "  --keep             leave the container running afterwards (docker rm "
+	    "-f " PG_CONTAINER_NAME ")\n"
+	    "  --results          where the .md/.json go (default: the current directory)\n");
+}
+
+static int number(const char *opt, const char *s, int *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (!*s || *end || v <= 0 || v > 100000)
+		die(VMC_EXIT_USAGE, "%s needs a positive whole number, not \"%s\"", opt, s);
+	*out = (int)v;
+	return 0;
+}
+
+static double seconds(const char *opt, const char *s)
+{
+	double v;
+	if (vmc_parse_duration(s, &v) != 0 || v <= 0)
+		die(VMC_EXIT_USAGE, "%s needs a duration (\"60\", \"20s\", \"2m\"), not \"%s\"",
+		    opt, s);
+	return v;
+}
+
+static int parse_args(int argc, char **argv, struct load_opts *o)
+{
+	static const struct option longopts[] = {
+	    {"image", required_argument, NULL, 'i'},
+	    {"no-pull", no_argument, NULL, 'N'},
+	    {"scale", required_argument, NULL, 's'},
+	    {"clients", required_argument, NULL, 'c'},
+	    {"duration", required_argument, NULL, 'd'},
+	    {"single-duration", required_argument, NULL, 'S'},
+	    {"idle", required_argument, NULL, 'I'},
+	    {"interval", required_argument, NULL, 'n'},
+	    {"keep", no_argument, NULL, 'k'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"results", required_argument, NULL, 'R'},
+	    {"pid", required_argument, NULL, 'P'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	*o = (struct load_opts){.scale = 50,
+				.clients = 8,
+				.duration = 60,
+				.single_duration = 20,
+				.idle = 60,
+				.interval = 10,
+				.results_dir = "."};
+	optind = 1;
+	opterr = 0;
+	int c, pid;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			usage(stdout);
+			return 1;
+		case 'i':
+			o->image = optarg;
+			break;
+		case 'N':
+			o->no_pull = true;
+			break;
+		case 's':
+			number("--scale", optarg, &o->scale);
+			break;
+		case 'c':
+			number("--clients", optarg, &o->clients);
+			break;
+		case 'd':
+			o->duration = seconds("--duration", optarg);
+			break;
+		case 'S':
+			o->single_duration = seconds("--single-duration", optarg);
+			break;
+		case 'I':
+			o->idle = seconds("--idle", optarg);
+			break;
+		case 'n':
+			o->interval = seconds("--interval", optarg);
+			break;
+		case 'k':
+			o->keep = true;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'R':
+			o->results_dir = optarg;
+			break;
+		case 'P':
+			number("--pid", optarg, &pid);
+			o->pid = pid;
+			break;
+		default:
+			usage(stderr);
+			die(VMC_EXIT_USAGE, "unknown option or missing value: %s",
+			    argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		die(VMC_EXIT_USAGE, "%s",
+		    optind >= argc ? "an instance name is required" : "one instance name, please");
+	}
+	if (o->interval > o->idle)
+		die(VMC_EXIT_USAGE, "--interval (%.0f s) is longer than --idle (%.0f s)",
+		    o->interval, o->idle);
+	o->name = argv[optind];
+	return 0;
+}
+
+static void on_note(const char *text, void *ctx)
+{
+	progress_note(ctx, text);
+}
+
+/* CPU of the VM process per interval, as % of one core (the published kit's idle figure). */
+static int idle_cpu(pid_t pid, const struct load_opts *o, struct progress *prog, json_t **out,
+		    char *err, size_t errsize)
+{
+	size_t n = (size_t)(o->idle / o->interval);
+	double *pct = calloc(n ? n : 1, sizeof *pct);
+	if (!pct) {
+		snprintf(err, errsize, "out of memory");
+		return VMC_EXIT_FAILURE;
+	}
+	struct platform_proc_sample prev, cur;
+	if (platform_proc_sample(pid, &prev) != 0) {
+		snprintf(err, errsize, "cannot sample pid %d: %s", (int)pid, strerror(errno));
+		free(pct);
+		return VMC_EXIT_HELPER;
+	}
+	size_t got = 0;
+	for (size_t i = 0; i < n && !cli_stop; i++) {
+		char note[96];
+		snprintf(note, sizeof note, "idle CPU, interval %zu of %zu", i + 1, n);
+		progress_note(prog, note);
+		struct timespec nap = {(time_t)o->interval,
+				       (long)((o->interval - (double)(time_t)o->interval) * 1e9)};
+		while (nanosleep(&nap, &nap) != 0 && errno == EINTR && !cli_stop)
+			;
+		if (cli_stop || platform_proc_sample(pid, &cur) != 0)
+			break;
+		double wall = cur.taken_at - prev.taken_at;
+		pct[got++] = wall > 0 ? (double)(cur.cpu_ns - prev.cpu_ns) / 1e9 / wall * 100 : 0;
+		prev = cur;
+	}
+	struct vmc_summary s = vmc_summarize(pct, got);
+	json_t *samples = json_array();
+	for (size_t i = 0; i < got; i++)
+		json_array_append_new(samples, json_real(pct[i]));
+	free(pct);
+	*out = json_pack("{s:f, s:f, s:f, s:f, s:i, s:o}", "median_percent", s.median,
+			 "min_percent", s.min, "max_percent", s.max, "interval_s", o->interval,
+			 "intervals", (int)got, "percent", samples);
+	return cli_stop ? VMC_EXIT_INTERRUPTED : VMC_EXIT_OK;
+}
+
+struct load {
+	struct load_opts o;
+	struct lima_instance inst;
+	struct vmproc vp;
+	struct progress prog;
+	struct pg_session pg;
+	time_t started;
+	json_t *doc;
+};
+
+static int run_benchmarks(struct load *l, struct pg_run runs[2], char *err, size_t errsize)
+{
+	progress_phase(&l->prog, "postgres");
+	int rc = pg_start(&l->pg, &l->inst, l->o.image, !l->o.no_pull, 600, err, errsize);
+	if (rc != VMC_EXIT_OK)
+		return rc;
+	progress_phase(&l->prog, "pgbench -i");
+	rc = pg_init(&l->pg, l->o.scale, err, errsize);
+	if (rc != VMC_EXIT_OK)
+		return rc;
+	progress_phase(&l->prog, "pgbench");
+	rc = pg_bench(&l->pg, l->o.clients, l->o.duration, &runs[0], err, errsize);
+	if (rc != VMC_EXIT_OK)
+		return rc;
+	progress_event(&l->prog, "done", "clients=%d tps=%.1f", runs[0].clients, runs[0].tps);
+	rc = pg_bench(&l->pg, 1, l->o.single_duration, &runs[1], err, errsize);
+	if (rc == VMC_EXIT_OK)
+		progress_event(&l->prog, "done", "clients=1 tps=%.1f", runs[1].tps);
+	return rc;
+}
+
+static void print_human(const json_t *doc, const char *md_path)
+{
+	const json_t *pg = json_object_get(doc, "pgbench");
+	const char *name = vmc_json_get_str(json_object_get(doc, "instance"), "name");
+	printf("vmcost load %s: pgbench through the Docker API (%s, Docker %s)\n",
+	       name ? name : "?", vmc_json_get_str(pg, "image"),
+	       vmc_json_get_str(pg, "docker_version"));
+	printf("\n%-26s %12s %14s\n", "run", "tps", "mean latency");
+	size_t i;
+	json_t *run;
+	json_array_foreach(json_object_get(pg, "runs"), i, run)
+	{
+		char what[64];
+		long long clients = json_integer_value(json_object_get(run, "clients"));
+		snprintf(what, sizeof what, "%lld client%s x %.0f s", clients,
+			 clients == 1 ? "" : "s",
+			 json_number_value(json_object_get(run, "duration_s")));
+		json_t *lat = json_object_get(run, "latency_ms");
+		char latency[32] = "-";
+		if (json_is_number(lat))
+			snprintf(latency, sizeof latency, "%.2f ms", json_number_value(lat));
+		printf("%-26s %12.0f %14s\n", what, json_number_value(json_object_get(run, "tps")),
+		       latency);
+	}
+	const json_t *idle = json_object_get(doc, "idle_cpu");
+	printf("\nidle with the container running: %.2f %% of a core (median of %lld x %.0f s; "
+	       "min %.2f, max %.2f)\n",
+	       json_number_value(json_object_get(idle, "median_percent")),
+	       json_integer_value(json_object_get(idle, "intervals")),
+	       json_number_value(json_object_get(idle, "interval_s")),
+	       json_number_value(json_object_get(idle, "min_percent")),
+	       json_number_value(json_object_get(idle, "max_percent")));
+	printf("pgbench -i -s %lld took %.0f s; postgres was ready in %.0f s%s\n",
+	       json_integer_value(json_object_get(pg, "scale")),
+	       json_number_value(json_object_get(pg, "init_seconds")),
+	       json_number_value(json_object_get(pg, "ready_seconds")),
+	       json_is_true(json_object_get(pg, "pulled")) ? " (image pulled first)" : "");
+	if (md_path)
+		printf("\nresults: %s (+ .json)\n", md_path);
+}
+
+static int write_markdown(FILE *f, void *ctx)
+{
+	const json_t *doc = ctx;
+	const json_t *inst = json_object_get(doc, "instance");
+	const json_t *pg = json_object_get(doc, "pgbench");
+	fprintf(f, "# vmcost load: %s, %s\n\n", vmc_json_get_str(inst, "name"),
+		vmc_json_get_str(doc, "started_at"));
+	fprintf(f, "- Machine: %s\n", vmc_json_get_str(doc, "machine_line"));
+	fprintf(f, "- Lima: %s; vmType %s\n", vmc_json_get_str(doc, "limactl_version"),
+		vmc_json_get_str(inst, "vm_type"));
+	fprintf(f, "- Image: %s, Docker %s; pgbench -s %lld\n", vmc_json_get_str(pg, "image"),
+		vmc_json_get_str(pg, "docker_version"),
+		json_integer_value(json_object_get(pg, "scale")));
+	fprintf(f, "- vmcost %s; single run\n\n| run | tps | mean latency |\n|---|---|---|\n",
+		vmc_json_get_str(doc, "version"));
+	size_t i;
+	json_t *run;
+	json_array_foreach(json_object_get(pg, "runs"), i, run)
+	{
+		json_t *lat = json_object_get(run, "latency_ms");
+		fprintf(f, "| %lld clients x %.0f s | %.0f | %s%.2f ms |\n",
+			json_integer_value(json_object_get(run, "clients")),
+			json_number_value(json_object_get(run, "duration_s")),
+			json_number_value(json_object_get(run, "tps")),
+			json_is_number(lat) ? "" : "- ",
+			json_is_number(lat) ? json_number_value(lat) : 0.0);
+	}
+	const json_t *idle = json_object_get(doc, "idle_cpu");
+	fprintf(f,
+		"\nIdle with the container running: %.2f %% of a host core (median; min %.2f, "
+		"max %.2f over %lld x %.0f s).\n",
+		json_number_value(json_object_get(idle, "median_percent")),
+		json_number_value(json_object_get(idle, "min_percent")),
+		json_number_value(json_object_get(idle, "max_percent")),
+		json_integer_value(json_object_get(idle, "intervals")),
+		json_number_value(json_object_get(idle, "interval_s")));
+	return ferror(f) ? -1 : 0;
+}
+
+static int write_results(struct load *l, char *md, size_t mdsize, char *err, size_t errsize)
+{
+	md[0] = '\0';
+	if (strcmp(l->o.results_dir, "none") == 0)
+		return VMC_EXIT_OK;
+	int rc = results_ensure_dir(l->o.results_dir, err, errsize);
+	if (rc != VMC_EXIT_OK)
+		return rc;
+	char base[4096], js[4200];
+	if (results_base(l->o.results_dir, "load", l->inst.name, l->started, base, sizeof base)) {
+		snprintf(err, errsize, "results path too long");
+		return VMC_EXIT_FAILURE;
+	}
+	snprintf(md, mdsize, "%s.md", base);
+	snprintf(js, sizeof js, "%s.json", base);
+	json_object_set_new(l->doc, "files", json_pack("{s:s, s:s}", "markdown", md, "json", js));
+	if (results_write_file(md, write_markdown, l->doc) != 0 ||
+	    results_write_json(js, l->doc) != 0) {
+		snprintf(err, errsize, "cannot write results in %s: %s", l->o.results_dir,
+			 strerror(errno));
+		return VMC_EXIT_FAILURE;
+	}
+	return VMC_EXIT_OK;
+}
+
+static json_t *header(struct load *l)
+{
+	char when[32], line[512], lv[160];
+	results_iso_time(l->started, when, sizeof when);
+	json_t *machine = results_machine();
+	results_machine_line(machine, line, sizeof line);
+	limactl_version_line(lv, sizeof lv);
+	json_t *doc = json_pack("{s:s, s:s, s:s, s:s}", "command", "load", "version",
+				VMCOST_VERSION, "started_at", when, "limactl_version", lv);
+	json_object_set_new(doc, "machine", machine);
+	json_object_set_new(doc, "machine_line", json_string(line));
+	json_object_set_new(doc, "instance",
+			    json_pack("{s:s, s:s, s:i, s:o}", "name", l->inst.name, "vm_type",
+				      l->inst.vm_type, "cpus", l->inst.cpus, "memory",
+				      vmc_json_u64(l->inst.memory)));
+	json_object_set_new(doc, "vm_process",
+			    json_pack("{s:i, s:s}", "pid", (int)l->vp.pid, "method", l->vp.method));
+	return doc;
+}
+
+static int finish(struct load *l, int rc, struct pg_run runs[2], json_t *idle, const char *err)
+{
+	char rerr[256];
+	if (!l->o.keep || rc != VMC_EXIT_OK)
+		if (pg_remove(&l->pg, rerr, sizeof rerr) != VMC_EXIT_OK)
+			warn("%s", rerr);
+	progress_clear(&l->prog);
+	if (rc == VMC_EXIT_INTERRUPTED || cli_stop) {
+		json_decref(idle);
+		return cli_fail(&(struct cli_opts){.json = l->o.json}, VMC_EXIT_INTERRUPTED,
+				"interrupted: the postgres container was removed");
+	}
+	if (rc != VMC_EXIT_OK) {
+		json_decref(idle);
+		cli_fail(&(struct cli_opts){.json = l->o.json}, rc, "%s", err);
+		return rc;
+	}
+	json_object_set_new(l->doc, "pgbench",
+			    json_pack("{s:s, s:b, s:s, s:i, s:f, s:f, s:[o, o], s:b}", "image",
+				      l->pg.image, "pulled", l->pg.pulled, "docker_version",
+				      l->pg.server_version, "scale", l->o.scale, "ready_seconds",
+				      l->pg.ready_seconds, "init_seconds", l->pg.init_seconds,
+				      "runs", pg_run_json(&runs[0]), pg_run_json(&runs[1]), "kept",
+				      l->o.keep));
+	json_object_set_new(l->doc, "idle_cpu", idle);
+	char md[4200], werr[512];
+	int wrc = write_results(l, md, sizeof md, werr, sizeof werr);
+	if (l->o.json)
+		vmc_json_write(stdout, l->doc);
+	else
+		print_human(l->doc, *md ? md : NULL);
+	if (wrc != VMC_EXIT_OK)
+		cli_fail(&(struct cli_opts){.json = l->o.json}, wrc, "%s", werr);
+	return wrc;
+}
+
+int cmd_load(int argc, char **argv)
+{
+	struct load l = {0};
+	if (parse_args(argc, argv, &l.o) != 0)
+		return VMC_EXIT_OK;
+	char err[1024] = "";
+	int rc = lima_instance_require_running(l.o.name, &l.inst, err, sizeof err);
+	if (rc == VMC_EXIT_OK)
+		rc = vmproc_find(&l.inst, l.o.pid, &l.vp, err, sizeof err);
+	if (rc != VMC_EXIT_OK)
+		return cli_fail(&(struct cli_opts){.json = l.o.json}, rc, "%s", err);
+	cli_catch_signals();
+	docker_set_abort_check(cli_stop_requested);
+	l.started = time(NULL);
+	progress_init(&l.prog, stderr, isatty(STDERR_FILENO), "load", platform_now());
+	l.pg.stop = &cli_stop;
+	l.pg.note = on_note;
+	l.pg.note_ctx = &l.prog;
+	l.doc = header(&l);
+	struct pg_run runs[2] = {{0}};
+	json_t *idle = NULL;
+	rc = run_benchmarks(&l, runs, err, sizeof err);
+	if (rc == VMC_EXIT_OK) {
+		progress_phase(&l.prog, "idle");
+		rc = idle_cpu(l.vp.pid, &l.o, &l.prog, &idle, err, sizeof err);
+	}
+	rc = finish(&l, rc, runs, idle, err);
+	json_decref(l.doc);
+	progress_destroy(&l.prog);
+	return rc;
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Sampling the VM process and its hostagent, shared by list, footprint, idle, disk and trim. */
+#ifndef VMC_MEASURE_H
+#define VMC_MEASURE_H
+
+#include "platform/platform.h"
+#include "platform/vmproc.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+
+struct vm_sample {
+	struct platform_proc_sample vm; /* the process holding guest RAM */
+	struct platform_proc_sample ha; /* the hostagent, when has_ha */
+	bool has_ha;			/* a live hostagent that is not the VM process itself */
+};
+
+/*
+ * Samples vp->pid (required) and the hostagent (best effort). Returns VMC_EXIT_OK or an exit
+ * code with a message in err: STOPPED when the VM process vanished, PERMISSION when it belongs
+ * to another user, UNSUPPORTED on an OS without a platform layer.
+ */
+int measure_vm(const struct vmproc *vp, struct vm_sample *s, char *err, size_t errsize);
+
+/* Exit code and message for a failed platform call on pid (errno in e). */
+int measure_errno(int e, pid_t pid, const char *what, char *err, size_t errsize);
+
+/* {"pid":…, "footprint":…, …}: the figures the sample has (split and wakeups only when known). */
+json_t *measure_proc_json(pid_t pid, const struct platform_proc_sample *s);
+/* {"os":…, "total":…, "free":…, "available":…} (+ compressor on macOS). */
+json_t *measure_host_json(const struct platform_host_memory *hm);
+
+/* CPU % of one core between two samples of the same process; 0 when no time passed. */
+double measure_cpu_percent(const struct platform_proc_sample *a,
+			   const struct platform_proc_sample *b);
+
+#endif

@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "measure/timeline.h"
+
+#include "jsonutil.h"
+#include "platform/platform.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void timeline_init(struct timeline *tl, double t0)
+{
+	memset(tl, 0, sizeof *tl);
+	pthread_mutex_init(&tl->lock, NULL);
+	tl->t0 = t0;
+}
+
+void timeline_free(struct timeline *tl)
+{
+	free(tl->samples);
+	tl->samples = NULL;
+	tl->n = tl->cap = 0;
+	pthread_mutex_destroy(&tl->lock);
+}
+
+static void end_running(struct timeline *tl, double t)
+{
+	if (tl->nphases > 0 && tl->phases[tl->nphases - 1].end < 0)
+		tl->phases[tl->nphases - 1].end = t;
+}
+
+int timeline_phase_begin(struct timeline *tl, const char *name, const char *label, double now)
+{
+	pthread_mutex_lock(&tl->lock);
+	double t = now - tl->t0;
+	end_running(tl, t);
+	int rc = -1;
+	if (tl->nphases < TL_MAX_PHASES) {
+		struct tl_phase *p = &tl->phases[tl->nphases++];
+		snprintf(p->name, sizeof p->name, "%s", name);
+		snprintf(p->label, sizeof p->label, "%s", label ? label : name);
+		p->start = t;
+		p->end = -1;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&tl->lock);
+	return rc;
+}
+
+void timeline_phase_end(struct timeline *tl, double now)
+{
+	pthread_mutex_lock(&tl->lock);
+	end_running(tl, now - tl->t0);
+	pthread_mutex_unlock(&tl->lock);
+}
+
+void timeline_current(struct timeline *tl, char *name, size_t size)
+{
+	pthread_mutex_lock(&tl->lock);
+	const char *cur = "";
+	if (tl->nphases > 0 && tl->phases[tl->nphases - 1].end < 0)
+		cur = tl->phases[tl->nphases - 1].name;
+	snprintf(name, size, "%s", cur);
+	pthread_mutex_unlock(&tl->lock);
+}
+
+int timeline_add(struct timeline *tl, struct tl_sample s)
+{
+	pthread_mutex_lock(&tl->lock);
+	int rc = 0;
+	if (tl->n == tl->cap) {
+		size_t cap = tl->cap ? tl->cap * 2 : 256;
+		struct tl_sample *grown = realloc(tl->samples, cap * sizeof *grown);
+		if (!grown) {
+			rc = -1;
+			goto out;
+		}
+		tl->samples = grown;
+		tl->cap = cap;
+	}
+	s.phase = -1;
+	if (tl->nphases > 0 && tl->phases[tl->nphases - 1].end < 0)
+		s.phase = (int)tl->nphases - 1;
+	tl->samples[tl->n++] = s;
+out:
+	pthread_mutex_unlock(&tl->lock);
+	return rc;
+}
+
+int timeline_sample_now(struct timeline *tl, pid_t pid, struct tl_sample *out)
+{
+	struct tl_sample s = {.t = platform_now() - tl->t0};
+	struct platform_proc_sample ps;
+	if (pid > 0 && platform_proc_sample(pid, &ps) == 0) {
+		s.has_vm = true;
+		s.vm_footprint = ps.footprint;
+		s.vm_resident = ps.resident;
+	}
+	struct platform_host_memory hm;
+	if (platform_host_memory(&hm) != 0)
+		return -1;
+	s.host_free = hm.free;
+	s.host_available = hm.available;
+	s.has_compressor = hm.has_compressor;
+	s.compressor_used = hm.compressor_used;
+	if (timeline_add(tl, s) != 0)
+		return -1;
+	if (out) {
+		pthread_mutex_lock(&tl->lock);
+		*out = tl->samples[tl->n - 1];
+		pthread_mutex_unlock(&tl->lock);
+	}
+	return 0;
+}
+
+static void *sampler_main(void *arg)
+{
+	struct tl_sampler *s = arg;
+	pthread_mutex_lock(&s->lock);
+	while (!s->stop) {
+		pthread_mutex_unlock(&s->lock);
+		struct tl_sample sample;
+		if (timeline_sample_now(s->tl, s->pid, &sample) == 0 && s->on_sample)
+			s->on_sample(&sample, s->ctx);
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		double secs = (double)until.tv_sec + (double)until.tv_nsec / 1e9 + s->interval;
+		until.tv_sec = (time_t)secs;
+		until.tv_nsec = (long)((secs - (double)until.tv_sec) * 1e9);
+		pthread_mutex_lock(&s->lock);
+		while (!s->stop && pthread_cond_timedwait(&s->wake, &s->lock, &until) != ETIMEDOUT)
+			;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+int timeline_sampler_start(struct tl_sampler *s)
+{
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->wake, NULL);
+	s->stop = false;
+	if (pthread_create(&s->thread, NULL, sampler_main, s) != 0)
+		return -1;
+	s->running = true;
+	return 0;
+}
+
+void timeline_sampler_stop(struct tl_sampler *s)
+{
+	if (!s->running)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->stop = true;
+	pthread_cond_signal(&s->wake);
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(s->thread, NULL);
+	pthread_cond_destroy(&s->wake);
+	pthread_mutex_destroy(&s->lock);
+	s->running = false;
+}
+
+double timeline_vm_gone_at(struct timeline *tl, double after)
+{
+	double at = -1;
+	pthread_mutex_lock(&tl->lock);
+	for (size_t i = 1; i < tl->n; i++) {
+		const struct tl_sample *a = &tl->samples[i - 1], *b = &tl->samples[i];
+		if (b->t >= after && a->has_vm && !b->has_vm) {
+			at = (a->t + b->t) / 2;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&tl->lock);
+	return at;
+}
+
+static json_t *seconds(double v)
+{
+	return json_real((double)(long long)(v * 1000.0 + 0.5) / 1000.0);
+}
+
+json_t *timeline_json(const struct timeline *tl)
+{
+	json_t *phases = json_array(), *samples = json_array();
+	for (size_t i = 0; i < tl->nphases; i++) {
+		const struct tl_phase *p = &tl->phases[i];
+		json_array_append_new(phases,
+				      json_pack("{s:s, s:s, s:o, s:o}", "name", p->name, "label",
+						p->label, "start", seconds(p->start), "end",
+						p->end < 0 ? json_null() : seconds(p->end)));
+	}
+	for (size_t i = 0; i < tl->n; i++) {
+		const struct tl_sample *s = &tl->samples[i];
+		json_t *o =
+		    json_pack("{s:o, s:o, s:o, s:o}", "t", seconds(s->t), "phase",
+			      s->phase >= 0 ? json_string(tl->phases[s->phase].name) : json_null(),
+			      "host_free", vmc_json_u64(s->host_free), "host_available",
+			      vmc_json_u64(s->host_available));
+		json_object_set_new(o, "vm_footprint",
+				    s->has_vm ? vmc_json_u64(s->vm_footprint) : json_null());
+		json_object_set_new(o, "vm_resident",
+				    s->has_vm ? vmc_json_u64(s->vm_resident) : json_null());
+		if (s->has_compressor)
+			json_object_set_new(o, "compressor_used", vmc_json_u64(s->compressor_used));
+		json_array_append_new(samples, o);
+	}
+	return json_pack("{s:o, s:o}", "phases", phases, "samples", samples);
+}
