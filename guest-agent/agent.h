@@ -2,8 +2,8 @@
 /*
  * What the CLI (main.c) and the HTTP server (server.c) ask of the agent's core. Each builder
  * returns a new JSON object (the same document the CLI prints with --json and the API returns),
- * or NULL with a one-line message in err. CONTRACT between guest-agent files: extend, do not
- * break.
+ * or NULL with a one-line message in err and errno set to the cause (EACCES or EPERM: not root),
+ * so callers choose exit codes from errno, never from the message.
  */
 #ifndef VMC_AGENT_H
 #define VMC_AGENT_H

@@ -222,6 +222,7 @@ int balloon_set_order(int order, char *note, size_t notesize, char *err, size_t 
 		    "page_reporting_order %d is out of range: use 0..%d (9 = 2 MiB blocks with "
 		    "4 KiB pages)",
 		    order, BALLOON_MAX_ORDER);
+		errno = EINVAL;
 		return -1;
 	}
 	struct balloon_info b;
@@ -231,6 +232,7 @@ int balloon_set_order(int order, char *note, size_t notesize, char *err, size_t 
 			 "%s does not exist: this kernel has no free-page reporting "
 			 "(CONFIG_PAGE_REPORTING)",
 			 BALLOON_ORDER_PATH);
+		errno = ENOENT;
 		return -1;
 	}
 	char value[16];
@@ -243,6 +245,7 @@ int balloon_set_order(int order, char *note, size_t notesize, char *err, size_t 
 		else
 			snprintf(err, errsize, "the kernel refused page_reporting_order %d: %s",
 				 order, strerror(saved));
+		errno = saved;
 		return -1;
 	}
 	if (is_61_semantics(&b) && !balloon_reporting_active(&b))

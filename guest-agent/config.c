@@ -339,6 +339,30 @@ int agent_config_parse(const char *buf, size_t len, const char *name, struct age
 	return rc;
 }
 
+/* Why a config could not be read, as an exit code: the README's table, never the text. */
+static int read_failure(int errnum, const char *path, bool must_exist, char *err, size_t errsize)
+{
+	switch (errnum) {
+	case EFBIG:
+		snprintf(err, errsize, "%s: larger than %u KiB: not a vmcost-agent config", path,
+			 CONFIG_MAX_BYTES / 1024);
+		return VMC_EXIT_MALFORMED;
+	case EACCES:
+	case EPERM:
+		snprintf(err, errsize, "%s: cannot read: %s (run as root)", path, strerror(errnum));
+		return VMC_EXIT_PERMISSION;
+	case ENOENT:
+	case ENOTDIR:
+	case EISDIR:
+		snprintf(err, errsize, "%s: cannot read: %s%s", path, strerror(errnum),
+			 must_exist ? " (--config names a file that is not there)" : "");
+		return must_exist ? VMC_EXIT_USAGE : VMC_EXIT_FAILURE;
+	default:
+		snprintf(err, errsize, "%s: cannot read: %s", path, strerror(errnum));
+		return VMC_EXIT_FAILURE;
+	}
+}
+
 int agent_config_load(const char *path, bool must_exist, struct agent_config *cfg, char *err,
 		      size_t errsize)
 {
@@ -347,15 +371,10 @@ int agent_config_load(const char *path, bool must_exist, struct agent_config *cf
 	agent_config_defaults(cfg);
 	if (vmc_read_file(path, CONFIG_MAX_BYTES, &buf, &len) < 0) {
 		if (errno == ENOENT && !must_exist)
-			return 0;
-		if (errno == EFBIG)
-			snprintf(err, errsize, "%s: larger than %u KiB: not a vmcost-agent config",
-				 path, CONFIG_MAX_BYTES / 1024);
-		else
-			snprintf(err, errsize, "%s: cannot read: %s", path, strerror(errno));
-		return -1;
+			return VMC_EXIT_OK;
+		return read_failure(errno, path, must_exist, err, errsize);
 	}
 	int rc = agent_config_parse(buf, len, path, cfg, err, errsize);
 	free(buf);
-	return rc;
+	return rc < 0 ? VMC_EXIT_MALFORMED : VMC_EXIT_OK;
 }

@@ -41,7 +41,11 @@ void agent_config_defaults(struct agent_config *cfg);
 /* Parses YAML text; name is used in messages ("agent.yaml:7: key \"floor\": ..."). */
 int agent_config_parse(const char *buf, size_t len, const char *name, struct agent_config *cfg,
                        char *err, size_t errsize);
-/* Loads a file; a missing file at the default path is not an error (defaults apply). */
+/*
+ * Loads a file; a missing file is not an error unless must_exist (the user named it: defaults
+ * apply). Returns 0, or the exit code with err: 2 for a named file that is missing or not a file,
+ * 7 when it cannot be read for permission, 8 for a malformed one, 1 for other read errors.
+ */
 int agent_config_load(const char *path, bool must_exist, struct agent_config *cfg, char *err,
                       size_t errsize);
 

@@ -58,6 +58,12 @@ __attribute__((noreturn)) static void usage_error(const char *command, const cha
 	    command ? ": " : "", what);
 }
 
+/* A core builder failed: its errno (agent.h) says which exit code. */
+static int failure_code(int errnum)
+{
+	return errnum == EACCES || errnum == EPERM ? VMC_EXIT_PERMISSION : VMC_EXIT_FAILURE;
+}
+
 static void emit(const struct cli *cli, json_t *doc, void (*print)(FILE *, const json_t *))
 {
 	if (cli->json)
@@ -70,9 +76,10 @@ static void emit(const struct cli *cli, json_t *doc, void (*print)(FILE *, const
 static void load_config(const char *path, struct agent_config *cfg)
 {
 	char err[512];
-	if (agent_config_load(path ? path : AGENT_DEFAULT_CONFIG, path != NULL, cfg, err,
-			      sizeof err) < 0)
-		die(VMC_EXIT_MALFORMED, "%s", err);
+	int rc = agent_config_load(path ? path : AGENT_DEFAULT_CONFIG, path != NULL, cfg, err,
+				   sizeof err);
+	if (rc != VMC_EXIT_OK)
+		die(rc, "%s", err);
 }
 
 /* --config FILE / --config=FILE; returns 1 if consumed (advancing *i), 0 otherwise. */
@@ -126,10 +133,10 @@ static int cmd_trim(const struct cli *cli)
 			TRIM_MIN_WINDOW_S);
 	char err[512];
 	json_t *doc = agent_trim(st, &cfg, dry_run, force, err, sizeof err);
+	int errnum = errno;
 	agent_state_free(st);
 	if (!doc)
-		die(strstr(err, "Permission denied") ? VMC_EXIT_PERMISSION : VMC_EXIT_FAILURE, "%s",
-		    err);
+		die(failure_code(errnum), "%s", err);
 	emit(cli, doc, trim_print);
 	return 0;
 }
@@ -202,8 +209,7 @@ static int cmd_balloon(const struct cli *cli)
 				    "--order takes 0..10 (9 = 2 MiB blocks with 4 KiB pages)");
 		doc = agent_balloon_set_order((int)order, err, sizeof err);
 		if (!doc)
-			die(strstr(err, "run as root") ? VMC_EXIT_PERMISSION : VMC_EXIT_FAILURE,
-			    "%s", err);
+			die(failure_code(errno), "%s", err);
 		const char *note = vmc_json_get_str(doc, "note");
 		if (note && !cli->json)
 			warn("%s", note);

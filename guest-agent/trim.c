@@ -183,6 +183,7 @@ struct pass {
 	bool eagain;
 	enum reclaim_format format;
 	json_t *step_log;
+	int errnum; /* why the pass failed, for agent_trim's errno */
 };
 
 static const char *errno_name(int e)
@@ -280,8 +281,9 @@ static int reclaim_steps(struct pass *p, char *err, size_t errsize)
 		if (rc == 0 && p->format == RECLAIM_FORMAT_UNKNOWN)
 			set_format(p, RECLAIM_FORMAT_SWAPPINESS);
 		if (vmc_meminfo_read(&cur) < 0) {
+			p->errnum = errno;
 			snprintf(err, errsize, "cannot read /proc/meminfo after reclaim: %s",
-				 strerror(errno));
+				 strerror(p->errnum));
 			return -1;
 		}
 		uint64_t now = trim_reclaimable(&cur);
@@ -298,6 +300,7 @@ static int reclaim_steps(struct pass *p, char *err, size_t errsize)
 				return 1;
 			}
 			if (!auto_method && p->steps == 1) {
+				p->errnum = e;
 				snprintf(err, errsize,
 					 "cannot write %s: %s: set method: auto (falls back to "
 					 "drop_caches) in the agent config",
@@ -317,8 +320,10 @@ static int drop_caches(struct pass *p, char *err, size_t errsize)
 {
 	/* 1 = page cache only: dentries and inodes are small and costly to rebuild. */
 	if (pass_write(p, TRIM_DROP_CACHES_PATH, "1") < 0) {
+		p->errnum = errno;
 		snprintf(err, errsize, "cannot write %s: %s%s", TRIM_DROP_CACHES_PATH,
-			 strerror(errno), errno == EACCES || errno == EPERM ? ": run as root" : "");
+			 strerror(p->errnum),
+			 p->errnum == EACCES || p->errnum == EPERM ? ": run as root" : "");
 		return -1;
 	}
 	p->steps++;
@@ -470,6 +475,7 @@ json_t *agent_trim(struct agent_state *st, const struct agent_config *cfg, bool 
 {
 	if (!st || !cfg) {
 		snprintf(err, errsize, "internal error: trim without state or config");
+		errno = EINVAL;
 		return NULL;
 	}
 	pthread_mutex_lock(&st->lock);
@@ -528,6 +534,7 @@ json_t *agent_trim(struct agent_state *st, const struct agent_config *cfg, bool 
 	if (!result) {
 		json_decref(doc);
 		release(st);
+		errno = p.errnum;
 		return NULL;
 	}
 	return result;
@@ -551,7 +558,8 @@ static json_t *run_pass(struct pass *p, bool dry_run, bool force, double start, 
 	struct agent_state *st = p->st;
 	char reason[256];
 	if (vmc_meminfo_read(&p->before) < 0) {
-		snprintf(err, errsize, "cannot read /proc/meminfo: %s", strerror(errno));
+		p->errnum = errno;
+		snprintf(err, errsize, "cannot read /proc/meminfo: %s", strerror(p->errnum));
 		return NULL;
 	}
 	p->floor = p->cfg->floor_bytes;

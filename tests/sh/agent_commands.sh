@@ -63,10 +63,39 @@ has "balloon: the range is named" err "--order takes 0..10"
 run "balloon: order not a number" 2 "$agent" balloon --order nine
 run "balloon: --order without a value" 2 "$agent" balloon --order
 run "run --json is refused" 2 "$agent" --json run
-run "trim: missing config file" 8 "$agent" trim --dry-run --config "$tmp/nope.yaml"
+# Config read failures: each its own exit code (README table), each with its reason.
+run "trim: missing config file" 2 "$agent" trim --dry-run --config "$tmp/nope.yaml"
+has "missing config: the reason" err "nope.yaml: cannot read: No such file or directory"
+run "trim: a directory as config" 2 "$agent" trim --dry-run --config "$tmp"
+has "directory as config: the reason, not EIO" err "cannot read: Is a directory"
 printf 'flor: 1GiB\n' >"$tmp/bad.yaml"
 run "trim: bad config" 8 "$agent" trim --dry-run --config "$tmp/bad.yaml"
 has "bad config names file, line and key" err "bad.yaml:1: key \"flor\""
+
+# What an unprivileged user meets: exit 7 from the cause, never from the message text.
+# as_user CMD...: runs CMD as nobody when we are root, as ourselves otherwise.
+as_user() {
+	if [ "$(id -u)" -eq 0 ]; then
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
+	else
+		"$@"
+	fi
+}
+if [ "$(id -u)" -ne 0 ] || command -v setpriv >/dev/null 2>&1; then
+	chmod 755 "$tmp"
+	printf 'interval: 1m\n' >"$tmp/locked.yaml"
+	chmod 000 "$tmp/locked.yaml"
+	run "trim: unreadable config" 7 as_user "$agent" trim --dry-run --config "$tmp/locked.yaml"
+	has "unreadable config: the reason" err "locked.yaml: cannot read: Permission denied"
+	printf 'floor: 0\n' >"$tmp/floor0.yaml"
+	chmod 644 "$tmp/floor0.yaml"
+	run "trim by an unprivileged user" 7 as_user "$agent" trim --force --config "$tmp/floor0.yaml"
+	has "unprivileged trim says what to do" err "run as root"
+	chmod 700 "$tmp"
+else
+	skip "unprivileged trim and config (needs setpriv to become nobody)"
+	skip "unprivileged trim and config: the reasons"
+fi
 
 # ---- the read-only commands on this machine ------------------------------------------------------
 run "status" 0 "$agent" status

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char err[256];
@@ -251,7 +253,7 @@ TEST(load_reads_a_file_and_names_it_in_errors)
 	CHECK_U64(cfg.floor_bytes, 64 * VMC_MIB);
 
 	write_file(path, "interval: 30s\nsocket-mode: rw\n");
-	CHECK_INT(agent_config_load(path, true, &cfg, err, sizeof err), -1);
+	CHECK_INT(agent_config_load(path, true, &cfg, err, sizeof err), VMC_EXIT_MALFORMED);
 	char expect[300];
 	snprintf(expect, sizeof expect, "%s:2: key \"socket-mode\"", path);
 	CHECK_CONTAINS(err, expect);
@@ -267,10 +269,60 @@ TEST(missing_file_is_fine_only_when_optional)
 	CHECK_INT(agent_config_load(path, false, &cfg, err, sizeof err), 0);
 	CHECK(same_config(&cfg, &def));
 	err[0] = '\0';
-	CHECK_INT(agent_config_load(path, true, &cfg, err, sizeof err), -1);
+	CHECK_INT(agent_config_load(path, true, &cfg, err, sizeof err), VMC_EXIT_USAGE);
 	CHECK_CONTAINS(err, "absent.yaml: cannot read: No such file or directory");
-	CHECK_INT(agent_config_load(tmpdir, false, &cfg, err, sizeof err), -1);
-	CHECK_CONTAINS(err, "cannot read");
+}
+
+/* Root reads mode-000 files: load in a child that is nobody (65534), err copied back. */
+static int load_as_nobody(const char *path)
+{
+	int fds[2];
+	if (pipe(fds) < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct agent_config cfg;
+		close(fds[0]);
+		if (geteuid() == 0 && (setgid(65534) < 0 || setuid(65534) < 0))
+			_exit(100);
+		int rc = agent_config_load(path, true, &cfg, err, sizeof err);
+		if (write(fds[1], err, strlen(err) + 1) < 0)
+			_exit(101);
+		_exit(rc);
+	}
+	close(fds[1]);
+	ssize_t n = read(fds[0], err, sizeof err - 1);
+	err[n > 0 ? n : 0] = '\0';
+	close(fds[0]);
+	int status = 0;
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Each way a read fails has its own exit code and keeps its reason (issue 10 items 3 and 5). */
+TEST(read_failures_have_their_own_exit_codes)
+{
+	struct agent_config cfg;
+	char path[256];
+	CHECK_INT(agent_config_load(tmpdir, true, &cfg, err, sizeof err), VMC_EXIT_USAGE);
+	CHECK_CONTAINS(err, "cannot read: Is a directory");
+	CHECK_INT(agent_config_load(tmpdir, false, &cfg, err, sizeof err), VMC_EXIT_FAILURE);
+	CHECK_CONTAINS(err, "cannot read: Is a directory");
+	snprintf(path, sizeof path, "%s/file", tmpdir);
+	write_file(path, "interval: 1m\n");
+	snprintf(path, sizeof path, "%s/file/agent.yaml", tmpdir);
+	CHECK_INT(agent_config_load(path, true, &cfg, err, sizeof err), VMC_EXIT_USAGE);
+	CHECK_CONTAINS(err, "cannot read: Not a directory");
+	snprintf(path, sizeof path, "%s/file", tmpdir);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/locked.yaml", tmpdir);
+	write_file(path, "interval: 1m\n");
+	chmod(path, 0);
+	chmod(tmpdir, 0755);
+	CHECK_INT(load_as_nobody(path), VMC_EXIT_PERMISSION);
+	CHECK_CONTAINS(err, "locked.yaml: cannot read: Permission denied (run as root)");
+	chmod(tmpdir, 0700);
+	unlink(path);
 }
 
 TEST(oversized_file_is_refused)
@@ -284,7 +336,7 @@ TEST(oversized_file_is_refused)
 	for (int i = 0; i < 40000; i++)
 		fputs("# padding\n", f);
 	fclose(f);
-	CHECK_INT(agent_config_load(path, true, &cfg, err, sizeof err), -1);
+	CHECK_INT(agent_config_load(path, true, &cfg, err, sizeof err), VMC_EXIT_MALFORMED);
 	CHECK_CONTAINS(err, "larger than 256 KiB");
 	unlink(path);
 }
@@ -316,6 +368,7 @@ int main(void)
 	RUN(aliases_resolve_to_their_anchor);
 	RUN(load_reads_a_file_and_names_it_in_errors);
 	RUN(missing_file_is_fine_only_when_optional);
+	RUN(read_failures_have_their_own_exit_codes);
 	RUN(oversized_file_is_refused);
 	RUN(shipped_default_config_equals_the_built_in_defaults);
 	rmdir(tmpdir);

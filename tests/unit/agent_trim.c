@@ -25,6 +25,7 @@ struct fake_kernel {
 	double slept;
 	bool kernel_61;		    /* EINVAL for "swappiness=" */
 	int reclaim_errno;	    /* forced errno for every memory.reclaim write (0 = behave) */
+	int drop_errno;		    /* the same for drop_caches */
 	unsigned overshoot_percent; /* reclaims this much more than asked, as 6.1 does */
 	bool eagain_when_short;	    /* EAGAIN when less than asked could be reclaimed */
 	uint64_t file_kb;	    /* Inactive(file), what reclaim takes */
@@ -99,6 +100,10 @@ static int fake_write(void *ctx, const char *path, const char *data)
 		return 0;
 	}
 	if (strcmp(path, TRIM_DROP_CACHES_PATH) == 0) {
+		if (fk.drop_errno) {
+			errno = fk.drop_errno;
+			return -1;
+		}
 		fk.free_kb += fk.file_kb;
 		fk.file_kb = 0;
 		write_meminfo();
@@ -543,8 +548,10 @@ TEST(reclaim_error_falls_back_or_fails_by_method)
 	st = new_state();
 	advance(600, 0.2);
 	char err[256] = "";
+	errno = 0;
 	doc = agent_trim(st, &cfg, false, false, err, sizeof err);
 	CHECK(doc == NULL);
+	CHECK_INT(errno, EACCES);
 	CHECK_CONTAINS(err, "set method: auto");
 	CHECK(!wrote(TRIM_DROP_CACHES_PATH));
 	/* the failed pass does not block the next one */
@@ -554,6 +561,29 @@ TEST(reclaim_error_falls_back_or_fails_by_method)
 	CHECK_STR(decision(doc), "trimmed");
 	json_decref(doc);
 	agent_state_free(st);
+}
+
+/* The cause comes back as errno (the CLI's exit code 7 for EACCES/EPERM), not only as text. */
+TEST(a_failed_trim_says_why_in_errno)
+{
+	static const int causes[] = {EPERM, EACCES, EROFS};
+	for (size_t i = 0; i < sizeof causes / sizeof causes[0]; i++) {
+		reset_world();
+		cfg.method = TRIM_METHOD_DROP_CACHES;
+		fk.drop_errno = causes[i];
+		struct agent_state *st = new_state();
+		advance(600, 0.2);
+		char err[256] = "";
+		errno = 0;
+		json_t *doc = agent_trim(st, &cfg, false, false, err, sizeof err);
+		CHECK(doc == NULL);
+		CHECK_INT(errno, causes[i]);
+		CHECK_CONTAINS(err, strerror(causes[i]));
+		if (causes[i] != EROFS)
+			CHECK_CONTAINS(err, "run as root");
+		agent_state_free(st);
+	}
+	fk.drop_errno = 0;
 }
 
 TEST(drop_caches_method)
@@ -813,6 +843,7 @@ int main(void)
 	RUN(eagain_stops_and_counts_as_success);
 	RUN(no_memory_reclaim_falls_back_to_drop_caches);
 	RUN(reclaim_error_falls_back_or_fails_by_method);
+	RUN(a_failed_trim_says_why_in_errno);
 	RUN(drop_caches_method);
 	RUN(no_compaction_without_reporting);
 	RUN(never_more_often_than_the_interval_unless_forced);
