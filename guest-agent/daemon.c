@@ -163,6 +163,9 @@ int agent_run(const struct agent_config *cfg)
 		info("serving %s; timed trims off (trim: false)", cfg->socket_path);
 
 	int rc = policy_loop(st, cfg, &signals);
+	/* The slack was for the idle timer; the shutdown's short waits would stretch up to it
+	 * (a minute with interval: 1h). 0 restores the default. */
+	prctl(PR_SET_TIMERSLACK, 0UL, 0, 0, 0);
 	int running = server_stop(srv, SHUTDOWN_GRACE_S);
 	if (running > 0) {
 		/* Their threads still use st: leave it to the exit. */

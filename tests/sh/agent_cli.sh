@@ -128,9 +128,16 @@ fi
 expect "a second agent on the same socket is refused" 1 "another process is serving" \
 	"$agent" run --config "$tmp/agent.yaml"
 if [ -S "$sock" ] && kill -0 "$daemon_pid" 2>/dev/null; then ok "the first agent keeps its socket"; else fail "the first agent keeps its socket"; fi
+# A request still running at SIGTERM gets the 2 s grace, not the idle timer's slack (60 s with
+# interval: 1h, which the shutdown's short waits used to inherit).
+curl -s -o /dev/null --max-time 20 --unix-socket "$sock" "http://localhost/v1/wakeups?seconds=15" &
+curl_pid=$!
+sleep 0.5
 stop_daemon TERM
 rc=$?
-if [ "$rc" -eq 0 ]; then ok "SIGTERM: exit 0"; else fail "SIGTERM: exit 0 (got $rc)"; fi
+if [ "$rc" -eq 0 ]; then ok "SIGTERM with a request running: exit 0 within the grace"; else fail "SIGTERM with a request running: exit 0 within the grace (got $rc; 124: still running after 5 s)"; fi
+kill "$curl_pid" 2>/dev/null
+wait "$curl_pid" 2>/dev/null
 if [ ! -e "$sock" ]; then ok "SIGTERM removes the socket"; else fail "SIGTERM removes the socket"; fi
 
 # A killed agent leaves its socket behind; the next one replaces it.
