@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Instance discovery (notes/lima.md §1-§3). limactl is the authority when it is on PATH: it
- * knows defaults, drivers and statuses we can only imitate. Without it the instance directory
- * is read the way Lima reads it: lima.yaml merged with _config/default.yaml and override.yaml,
- * pid files that count only while their process lives.
+ * Instance discovery (docs/lima.md#instance-directory, docs/lima.md#limactl-list-json,
+ * docs/lima.md#limayaml). limactl is the authority when it is on PATH: it knows defaults,
+ * drivers and statuses we can only imitate. Without it the instance directory is read the way
+ * Lima reads it: lima.yaml merged with _config/default.yaml and override.yaml, pid files that
+ * count only while their process lives.
  */
 #include "clients/lima.h"
 

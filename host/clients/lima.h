@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Lima instance discovery (notes/lima.md §1, §2): `limactl list --json NAME` when limactl is on
- * PATH (JSON Lines), else the instance directory itself (lima.yaml via libyaml, ha.pid,
- * <vmType>.pid, status by Lima's own pid-file rule).
+ * Lima instance discovery (docs/lima.md#instance-directory, docs/lima.md#limactl-list-json):
+ * `limactl list --json NAME` when limactl is on PATH (JSON Lines), else the instance directory
+ * itself (lima.yaml via libyaml, ha.pid, <vmType>.pid, status by Lima's own pid-file rule,
+ * docs/lima.md#instance-status).
  * CONTRACT shared by host/ files: extend, do not break.
  */
 #ifndef VMC_LIMA_H
@@ -93,7 +94,8 @@ struct lima_yaml_config {
 int lima_parse_yaml(const char *buf, size_t len, const char *file, struct lima_yaml_config *cfg,
 		    char *err, size_t errsize);
 
-/* Lima's default vmType: vz on macOS for the native arch, qemu otherwise (notes/lima.md §3). */
+/* Lima's default vmType: vz on macOS for the native arch, qemu otherwise
+ * (docs/lima.md#default-vmtype). */
 const char *lima_default_vm_type(const char *host_os, const char *host_arch, const char *arch);
 
 /* This machine as Lima names it: "darwin"/"linux", "aarch64"/"x86_64". */

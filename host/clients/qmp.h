@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A QMP client for $LIMA_HOME/NAME/qmp.sock (qemu instances only; notes/lima.md §6,
- * notes/linux-guest.md §4): greeting, qmp_capabilities, then commands. Asynchronous events
+ * A QMP client for $LIMA_HOME/NAME/qmp.sock (qemu instances only; docs/lima.md#qmp,
+ * docs/linux-guest.md#qmp-balloon): greeting, qmp_capabilities, then commands. Asynchronous events
  * (BALLOON_CHANGE...) that arrive between a command and its answer are skipped.
  */
 #ifndef VMC_QMP_H

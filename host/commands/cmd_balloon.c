@@ -18,7 +18,8 @@
 #include <strings.h>
 
 #define QMP_TIMEOUT_MS 5000
-/* Inflating 1 GiB took 0.8-1.8 s under TCG (notes/lab.md §5); deflating up to 5.3 s. */
+/* Inflating 1 GiB took 0.8-1.8 s under TCG, deflating up to 5.3 s
+ * (docs/lab.md#qmp-balloon-in-the-lab). */
 #define BALLOON_WAIT_MAX_S 30.0
 /* Below this the guest kernel cannot work at all: refuse rather than hang it. */
 #define BALLOON_MIN_TARGET (256 * VMC_MIB)

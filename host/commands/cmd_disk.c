@@ -2,7 +2,7 @@
 /*
  * vmcost disk NAME [DURATION]: what an idle VM writes, seen three ways: bytes the VM process
  * wrote on the host, bytes the guest wrote to its disks, and the growth of the instance's
- * ha.stderr.log (Lima's hostagent log, DEBUG level, never rotated: notes/lima.md §9).
+ * ha.stderr.log (Lima's hostagent log, DEBUG level, never rotated: docs/lima.md#host-side-logs).
  */
 #include "clients/agent_client.h"
 #include "commands/cli.h"

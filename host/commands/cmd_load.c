@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * vmcost load NAME: the published load table (notes/published-measurements.md A, "final
- * template under load"): pgbench -s 50 with 8 clients x 60 s and 1 client x 20 s (tps, mean
- * latency) in a postgres container through the Docker Engine API, then the idle host CPU of
- * the VM process with the container still running.
+ * vmcost load NAME: the published load table
+ * (docs/published-measurements.md#final-template-under-load): pgbench -s 50 with 8 clients x
+ * 60 s and 1 client x 20 s (tps, mean latency) in a postgres container through the Docker Engine
+ * API, then the idle host CPU of the VM process with the container still running.
  */
 #include "commands/cli.h"
 #include "commands/commands.h"

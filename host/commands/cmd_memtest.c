@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * vmcost memtest NAME: the real RAM cost of a VM (notes/published-measurements.md A). Load the
- * guest, trim its cache, put pressure on the host (with a MADV_FREE canary as positive control),
- * then stop the VM and measure what the host gains: footprint figures cannot show memory the
- * host compressed or the guest freed, the free memory gained at stop can.
+ * vmcost memtest NAME: the real RAM cost of a VM
+ * (docs/published-measurements.md#real-ram-cost-memtest). Load the guest, trim its cache, put
+ * pressure on the host (with a MADV_FREE canary as positive control), then stop the VM and
+ * measure what the host gains: footprint figures cannot show memory the host compressed or the
+ * guest freed, the free memory gained at stop can.
  */
 #include "clients/agent_client.h"
 #include "commands/cli.h"
@@ -504,8 +505,9 @@ static int trim_with_agent(struct memtest *m, json_t *p, char *err, size_t errsi
 }
 
 /*
- * Free-page reporting hands memory back in 256 MiB steps every 2 s (notes/lab.md §3): wait
- * until the footprint has not fallen by more than 16 MiB for 6 s, at most settle_max.
+ * Free-page reporting hands memory back in 256 MiB steps every 2 s
+ * (docs/lab.md#free-page-reporting-under-tcg): wait until the footprint has not fallen by more
+ * than 16 MiB for 6 s, at most settle_max.
  */
 static double settle_footprint(struct memtest *m)
 {

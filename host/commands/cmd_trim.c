@@ -2,7 +2,8 @@
 /*
  * vmcost trim NAME: one trim pass in the guest now (POST /v1/trim, forced), then the host
  * footprint until free-page reporting has handed the memory back. Reporting returns 256 MiB
- * every 2 s (notes/lab.md §3), so "settled" means no new low for a few of those periods.
+ * every 2 s (docs/lab.md#free-page-reporting-under-tcg), so "settled" means no new low for a few
+ * of those periods.
  */
 #include "clients/agent_client.h"
 #include "commands/cli.h"

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Host memory pressure with a positive control (notes/published-measurements.md B): a MADV_FREE
- * canary is armed first, then SIZE of incompressible memory is allocated, touched and held,
- * then released. If the kernel never discarded a canary page, the pressure never reached the
- * point where the host reclaims memory, and the run is INCONCLUSIVE rather than a result.
+ * Host memory pressure with a positive control
+ * (docs/published-measurements.md#pressure-methodology): a MADV_FREE canary is armed first, then
+ * SIZE of incompressible memory is allocated, touched and held, then released. If the kernel
+ * never discarded a canary page, the pressure never reached the point where the host reclaims
+ * memory, and the run is INCONCLUSIVE rather than a result.
  * Everything is released when *stop becomes non-zero (SIGINT/SIGTERM handlers set it).
  */
 #ifndef VMC_PRESSURE_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * macOS (notes/macos.md). Everything here works unprivileged on the caller's own processes:
+ * macOS (docs/macos.md). Everything here works unprivileged on the caller's own processes:
  * proc_pid_rusage for the VM helper's footprint, CPU, disk writes and wakeups; proc_pidpath
  * to find the helper (proc_name truncates its 39-character name); sysctl and
  * host_statistics64 for the host. This file cannot run on the machines vmcost is developed

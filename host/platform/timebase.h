@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Mach absolute-time ticks to nanoseconds (notes/macos.md §1.4). Portable arithmetic, so the
- * Linux build tests what the macOS build relies on: 125/3 on Apple Silicon (24 MHz), 1/1 on
- * Intel, and the Rosetta trap where mach_timebase_info says 1/1 but the kernel counts 24 MHz.
+ * Mach absolute-time ticks to nanoseconds (docs/macos.md#cpu-time-is-in-mach-ticks). Portable
+ * arithmetic, so the Linux build tests what the macOS build relies on: 125/3 on Apple Silicon
+ * (24 MHz), 1/1 on Intel, and the Rosetta trap where mach_timebase_info says 1/1 but the kernel
+ * counts 24 MHz.
  */
 #ifndef VMC_TIMEBASE_H
 #define VMC_TIMEBASE_H
