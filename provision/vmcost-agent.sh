@@ -118,9 +118,10 @@ linked_packages() {
 }
 
 # ---- build ---------------------------------------------------------------------------------------
+# What the build reads: the service files and the documented configuration are not part of it.
 sources_digest() {
-	(cd "$root$src" && find . -type f -exec sha256sum {} + | LC_ALL=C sort -k2 | sha256sum) |
-		cut -d' ' -f1
+	(cd "$root$src" && find build.sh guest-agent lib -type f -exec sha256sum {} + |
+		LC_ALL=C sort -k2 | sha256sum) | cut -d' ' -f1
 }
 
 build() {
@@ -212,12 +213,16 @@ systemd) run_systemd_service "$restart" ;;
 *) die "neither OpenRC (/sbin/openrc-run) nor systemd (/run/systemd/system): start '$bin run --config /etc/vmcost/agent.yaml' yourself" ;;
 esac
 
-# As for docker.sock: Lima's SSH login predates this boot's group changes, so the forwarded API
-# socket is handed to the user until the agent recreates it at its next start.
+# Lima's socket forward runs as the Lima user: the configuration must give it the socket, or the
+# host loses access the first time the agent re-creates it. A configuration written before the
+# fragment set socket-owner is kept as it is (it is the user's), so say what to add.
+config=/etc/vmcost/agent.yaml
+if [ -f "$root$config" ] && ! grep -q '^socket-owner:' "$root$config"; then
+	say "warning: $config sets no socket-owner, so the socket forwarded to the host is root's: add the line 'socket-owner: $user' and restart cache-trim"
+fi
 i=0
 while [ ! -e "$root$socket" ] && [ "$i" -lt 30 ]; do
 	sleep 1
 	i=$((i + 1))
 done
-[ -e "$root$socket" ] || die "vmcost-agent did not create $socket within 30 s: see logread or journalctl -u cache-trim"
-chown "$user" "$root$socket"
+[ -e "$root$socket" ] || die "vmcost-agent did not create $socket within 30 s: see logread or journalctl -t vmcost-agent"

@@ -461,6 +461,8 @@ put_agent_sources() { # root
 	cp provision/build-vmcost-agent.sh "$src/build.sh"
 	cp provision/init.d/cache-trim "$src/init.d/"
 	cp provision/systemd/cache-trim.service "$src/systemd/"
+	cp provision/vmcost-agent.yaml "$src/agent.yaml"
+	printf 'socket-owner: "tester"\n' >"$1/etc/vmcost/agent.yaml"
 }
 
 agent_tests() {
@@ -499,9 +501,21 @@ EOF
 	check "agent: no systemd unit on an OpenRC guest" test ! -e "$r/etc/systemd/system/cache-trim.service"
 	check "agent: cache-trim is in the default runlevel" test -L "$r/etc/runlevels/default/cache-trim"
 	check "agent: cache-trim is started" test -e "$r/run/openrc/started/cache-trim"
-	check "agent: the API socket is handed to the user" grep -qx 'chown tester /run/vmcost-agent.sock' "$tmp/agent.log"
+	check "agent: no chown: the configuration gives the socket to the user" sh -c "! grep -q '^chown' '$tmp/agent.log'"
+	check "agent: no warning about the configuration" sh -c "! grep -q 'socket-owner' '$tmp/agent.out'"
 	check_idempotent agent "$r" provision/vmcost-agent.sh CC="$tmp/cc"
 	check "agent: the second run installs and builds nothing" sh -c "! grep -q '^apk' '$tmp/agent-again.log'"
+
+	# A configuration from before the fragment set socket-owner is kept, with a warning.
+	printf 'interval: 5m\n' >"$r/etc/vmcost/agent.yaml"
+	run agent-oldconf "$r" provision/vmcost-agent.sh CC="$tmp/cc"
+	check "agent: a configuration without socket-owner is kept" grep -qx 'interval: 5m' "$r/etc/vmcost/agent.yaml"
+	check "agent: ... and the warning says which line to add" grep -q "add the line 'socket-owner: tester'" "$tmp/agent-oldconf.out"
+	printf 'socket-owner: "tester"\n' >"$r/etc/vmcost/agent.yaml"
+	# The service files and the documented configuration are not build inputs.
+	echo "# changed" >>"$src/agent.yaml"
+	run agent-docs "$r" provision/vmcost-agent.sh CC="$tmp/cc"
+	check "agent: a changed documented configuration does not rebuild" sh -c "! grep -q '^apk' '$tmp/agent-docs.log'"
 
 	# New sources (a template with another agent version): rebuilt, the service restarted.
 	echo "/* changed */" >>"$src/lib/log.h"

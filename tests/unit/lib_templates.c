@@ -858,7 +858,20 @@ TEST(the_fragment_delivers_the_agent)
 	CHECK(vmc_yaml_get(&y, root, "base") == NULL);
 	CHECK(forwards(&y, root, "/run/vmcost-agent.sock", "{{.Dir}}/sock/vmcost-agent.sock"));
 	CHECK_INT(provision_count(&y, root, "system", "provision/vmcost-agent.sh"), 1);
-	CHECK_INT(provision_count(&y, root, "data", "provision/vmcost-agent.yaml"), 1);
+	/* The configuration: written once, the API socket the Lima user's (Lima renders it). */
+	yaml_node_t *seq = vmc_yaml_get(&y, root, "provision");
+	int configs = 0;
+	for (size_t i = 0; i < vmc_yaml_seq_size(seq); i++) {
+		yaml_node_t *item = vmc_yaml_seq_item(&y, seq, i);
+		const char *path = at(&y, item, "path");
+		if (!path || strcmp(path, "/etc/vmcost/agent.yaml") != 0)
+			continue;
+		configs++;
+		CHECK_STR(at(&y, item, "mode"), "data");
+		CHECK_STR(at(&y, item, "overwrite"), "false");
+		CHECK_CONTAINS(at(&y, item, "content"), "\nsocket-owner: \"{{.User}}\"\n");
+	}
+	CHECK_INT(configs, 1);
 	yaml_node_t *probes = vmc_yaml_get(&y, root, "probes");
 	CHECK_INT((int)vmc_yaml_seq_size(probes), 1);
 	CHECK_CONTAINS(at(&y, vmc_yaml_seq_item(&y, probes, 0), "script"),
@@ -1023,6 +1036,11 @@ static int embedded_sources(struct vmc_yaml *y, yaml_node_t *root, char **out, i
 			char want[64];
 			snprintf(want, sizeof want, "provision/%s", rel);
 			CHECK_STR(file, want);
+			continue;
+		}
+		/* The documented defaults, beside the configuration the fragment writes. */
+		if (strcmp(rel, "agent.yaml") == 0) {
+			CHECK_STR(file, "provision/vmcost-agent.yaml");
 			continue;
 		}
 		CHECK_STR(file, rel);
