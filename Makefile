@@ -3,11 +3,13 @@
 #
 #   make            build host/vmcost (and guest-agent/vmcost-agent on Linux)
 #   make check      install missing packages (make deps), build with -Werror, unit tests under
-#                   ASan+UBSan, shellcheck, lab tests; ends with one "N passed, N failed" line
+#                   ASan+UBSan, the agent's and lib's suites under musl, shellcheck, lab tests;
+#                   ends with one "N passed, N failed" line
 #   make demo       the main job on Linux: two lab VMs, memtest on each, side by side
 #
 # Component targets for working on one half:  make host | agent | unit | unit-host | unit-agent |
-# unit-lib | lint | lab-check | fuzz.  B=<dir> puts objects elsewhere (default build/).
+# unit-lib | unit-musl | agent-static | lint | lab-check | fuzz.  B=<dir> puts objects elsewhere
+# (default build/).
 
 .SECONDEXPANSION:
 # Objects are never intermediate files: keep them for incremental builds.
@@ -125,20 +127,26 @@ $(HOST_BIN): $(B)/rel/host/commands/main.o $(B)/rel/libvmcost-host.a $(B)/rel/li
 $(AGENT_BIN): $(B)/rel/guest-agent/main.o $(B)/rel/libvmcost-agent.a $(B)/rel/libvmcost.a
 	$(call say,LD,$@)$(CC) $(CFLAGS_REL) -o $@ $^ $(AGENT_LIBS) $(LDFLAGS)
 
-# The lab guest has no shared libraries: link everything in. Debian's libmicrohttpd.a needs
-# GnuTLS -> p11-kit, which ships no static library, so lab/build-static-deps builds
-# libmicrohttpd from Debian's own source package without HTTPS (cached outside the repo).
+# The lab guest has no shared libraries: its agent is linked statically, with musl as on Alpine
+# (mk/musl.mk builds guest-agent/vmcost-agent-static). The glibc static agent stays buildable:
+# make agent-static-glibc, then VMCOST_AGENT_STATIC=$(AGENT_STATIC_GLIBC_BIN) lab/build.
+# Debian's libmicrohttpd.a needs GnuTLS -> p11-kit, which ships no static library, so
+# lab/build-static-deps builds libmicrohttpd from Debian's source package without HTTPS.
 LAB_CACHE ?= $(if $(VMCOST_LAB_CACHE),$(VMCOST_LAB_CACHE),$(HOME)/.cache/vmcost-lab)
 MHD_STATIC := $(LAB_CACHE)/static-deps
-$(MHD_STATIC)/lib/libmicrohttpd.a: | lab/build-static-deps
-	lab/build-static-deps "$(MHD_STATIC)"
+STATIC_DEPS_INPUTS := lab/build-static-deps lab/static-deps.lock
+# The script keeps what it built (PREFIX/built/); it runs again only when its inputs change.
+$(MHD_STATIC)/ready: $(STATIC_DEPS_INPUTS)
+	lab/build-static-deps "$(MHD_STATIC)" libmicrohttpd
+	@touch $@
 
-agent-static: $(AGENT_STATIC_BIN)
-$(AGENT_STATIC_BIN): $(call objs,static,guest-agent/main.c $(AGENT_CORE_SRC) $(LIB_SRC)) \
-		$(MHD_STATIC)/lib/libmicrohttpd.a
-	$(call say,LD-STA,$@)$(CC) -static -O2 -o $@ $(call objs,static,guest-agent/main.c $(AGENT_CORE_SRC) $(LIB_SRC)) \
+AGENT_STATIC_GLIBC_BIN := guest-agent/vmcost-agent-static-glibc
+.PHONY: agent-static-glibc
+agent-static-glibc: $(AGENT_STATIC_GLIBC_BIN)
+$(AGENT_STATIC_GLIBC_BIN): $(call objs,static,guest-agent/main.c $(AGENT_CORE_SRC) $(LIB_SRC))
+	$(call say,LD-STA,$@)$(CC) -static -O2 -o $@ $^ \
 		$(MHD_STATIC)/lib/libmicrohttpd.a -l:libyaml.a -l:libjansson.a -lm -lpthread
-$(B)/static/%.o: %.c $(MHD_STATIC)/lib/libmicrohttpd.a
+$(B)/static/%.o: %.c | $(MHD_STATIC)/ready
 	@mkdir -p $(@D)
 	$(call say,CC-STA,$<)$(CC) -O2 -g -I$(MHD_STATIC)/include $(BASE_CFLAGS) $(call side_inc,$<) -MMD -MP -c $< -o $@
 
@@ -238,6 +246,7 @@ check: deps-ensure
 	@rc=0; \
 	$(MAKE) --no-print-directory $(ALL_BINS) || exit 1; \
 	$(call stage,unit); \
+	if [ "$(UNAME_S)" = Linux ]; then $(call stage,unit-musl); fi; \
 	$(call stage,darwin-check); \
 	$(call stage,lint); \
 	$(call stage,script-tests); \
@@ -279,10 +288,12 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/vmcost $(DESTDIR)$(BINDIR)/vmcost-agent
 
 clean:
-	rm -rf $(B) $(HOST_BIN) $(AGENT_BIN) $(AGENT_STATIC_BIN)
+	rm -rf $(B) $(HOST_BIN) $(AGENT_BIN) $(AGENT_STATIC_BIN) $(AGENT_STATIC_GLIBC_BIN)
 
 format:
 	clang-format -i $(wildcard lib/*.[ch] host/*/*.[ch] guest-agent/*.[ch] tests/unit/*.[ch] \
 		tests/fuzz/*.c lab/src/*.c)
+
+include mk/musl.mk
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -16,6 +16,10 @@ TOOLS_TEST="clang:clang shellcheck:shellcheck curl:curl jq:jq socat:socat cpio:c
 depmod:kmod mke2fs:e2fsprogs qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils \
 debootstrap:debootstrap xz:xz-utils gzip:gzip apt-get:apt xmllint:libxml2-utils busybox:busybox \
 gcc:gcc nm:binutils jsonschema:python3-jsonschema"
+# The musl agent and its libraries, built from Debian's source packages (lab/build-static-deps,
+# mk/musl.mk).
+TOOLS_MUSL="musl-gcc:musl-tools readelf:binutils dpkg-source:dpkg-dev autoreconf:autoconf \
+automake:automake libtoolize:libtool"
 
 os=$(uname -s)
 missing_deb=""
@@ -64,7 +68,7 @@ check() { # scope
 	fi
 	check_libs
 	if [ "$1" = all ] && [ "$os" = Linux ]; then
-		check_tools "$TOOLS_TEST"
+		check_tools "$TOOLS_TEST $TOOLS_MUSL"
 	fi
 }
 

@@ -52,6 +52,21 @@ status=$(api trimfpr GET /v1/status)
 jcheck "GET /v1/status through the instance socket" "$status" '.memory.total > 0'
 jcheck "status: page reporting active" "$status" '.page_reporting.active == true'
 
+# The guest runs the agent as Alpine would: the musl-static build (mk/musl.mk), unless
+# VMCOST_AGENT_STATIC put another build in the lab (lab/build).
+agent_bin=${VMCOST_AGENT_STATIC:-$LAB_TEST_REPO/guest-agent/vmcost-agent-static}
+guest_sum=$(limactl shell trimfpr sha256sum /usr/bin/vmcost-agent | cut -d' ' -f1)
+check "the guest runs ${agent_bin#"$LAB_TEST_REPO"/} (else: make lab)" \
+	test "$guest_sum" = "$(sha256sum <"$agent_bin" | cut -d' ' -f1)"
+without_glibc() { # binary: no glibc ABI note, no glibc tunables
+	! readelf -n "$1" | grep -q NT_GNU_ABI_TAG && ! grep -q GLIBC_TUNABLES "$1"
+}
+if [ -n "${VMCOST_AGENT_STATIC:-}" ]; then
+	skip "the musl agent: VMCOST_AGENT_STATIC put $VMCOST_AGENT_STATIC in the guest"
+else
+	check "the guest's agent is linked with musl, not glibc" without_glibc "$agent_bin"
+fi
+
 before_fill=$(guest_cache_kb trimfpr)
 fill_cache trimfpr
 cache_kb=$(($(guest_cache_kb trimfpr) - before_fill))
