@@ -179,12 +179,12 @@ void balloon_print(FILE *f, const json_t *doc)
 		fprintf(f,
 			"virtio-balloon      none: the host cannot take freed guest memory back\n");
 	} else {
-		const char *driver = vmc_json_get_str(dev, "driver");
-		const char *transport = vmc_json_get_str(dev, "transport");
 		fprintf(f, "virtio-balloon      %s (%s), driver %s\n",
-			vmc_json_get_str(dev, "name"), transport ? transport : "unknown transport",
-			driver ? driver : "NOT BOUND (modprobe virtio_balloon)");
-		fprintf(f, "features            %s (%d bits)\n", vmc_json_get_str(dev, "features"),
+			vmc_json_get_str_or(dev, "name", "?"),
+			vmc_json_get_str_or(dev, "transport", "unknown transport"),
+			vmc_json_get_str_or(dev, "driver", "NOT BOUND (modprobe virtio_balloon)"));
+		fprintf(f, "features            %s (%d bits)\n",
+			vmc_json_get_str_or(dev, "features", "?"),
 			(int)json_integer_value(json_object_get(dev, "features_bits")));
 		fprintf(f,
 			"negotiated          reporting %s, page_poison %s, stats_vq %s, "
@@ -198,9 +198,10 @@ void balloon_print(FILE *f, const json_t *doc)
 	const json_t *value = json_object_get(order, "value");
 	if (json_is_integer(value))
 		fprintf(f, "reporting order     %lld: %s\n", (long long)json_integer_value(value),
-			vmc_json_get_str(order, "meaning"));
+			vmc_json_get_str_or(order, "meaning", ""));
 	else
-		fprintf(f, "reporting order     %s\n", vmc_json_get_str(order, "meaning"));
+		fprintf(f, "reporting order     %s\n",
+			vmc_json_get_str_or(order, "meaning", "unknown"));
 	uint64_t bytes;
 	if (vmc_json_get_u64(size, "bytes", &bytes) == 0)
 		fprintf(f, "balloon size        %s (inflated %lld, deflated %lld pages)\n",

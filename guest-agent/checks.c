@@ -280,15 +280,15 @@ void checks_print(FILE *f, const json_t *doc, bool color)
 	fprintf(f, "%-6s %-26s %s\n", "STATUS", "CHECK", "OBSERVED");
 	json_array_foreach(list, i, c)
 	{
-		const char *status = vmc_json_get_str(c, "status");
+		const char *status = vmc_json_get_str_or(c, "status", "?");
 		fprintf(f, "%s%-6s%s %-26s %s\n", vmc_status_color(status, color), status,
-			vmc_color_reset(color), vmc_json_get_str(c, "id"),
-			vmc_json_get_str(c, "observed"));
+			vmc_color_reset(color), vmc_json_get_str_or(c, "id", "?"),
+			vmc_json_get_str_or(c, "observed", ""));
 	}
 	bool header = false;
 	json_array_foreach(list, i, c)
 	{
-		const char *status = vmc_json_get_str(c, "status");
+		const char *status = vmc_json_get_str_or(c, "status", "?");
 		if (strcmp(status, "warn") != 0 && strcmp(status, "fail") != 0)
 			continue;
 		if (!header) {
@@ -296,8 +296,8 @@ void checks_print(FILE *f, const json_t *doc, bool color)
 			header = true;
 		}
 		fprintf(f, "%s%s%s %s: %s\n", vmc_status_color(status, color), status,
-			vmc_color_reset(color), vmc_json_get_str(c, "id"),
-			vmc_json_get_str(c, "why"));
+			vmc_color_reset(color), vmc_json_get_str_or(c, "id", "?"),
+			vmc_json_get_str_or(c, "why", ""));
 		const char *fix = vmc_json_get_str(c, "fix");
 		if (fix)
 			fprintf(f, "     fix: %s\n", fix);
@@ -309,5 +309,6 @@ void checks_print(FILE *f, const json_t *doc, bool color)
 		(long long)json_integer_value(json_object_get(s, "warn")),
 		(long long)json_integer_value(json_object_get(s, "fail")),
 		(long long)json_integer_value(json_object_get(s, "n/a")),
-		vmc_json_get_str(vmm, "guess"), vmc_json_get_str(vmm, "evidence"));
+		vmc_json_get_str_or(vmm, "guess", "unknown"),
+		vmc_json_get_str_or(vmm, "evidence", "no evidence"));
 }

@@ -167,7 +167,7 @@ static void print_trim(FILE *f, const json_t *trim)
 			vmc_format_duration(json_number_value(json_object_get(last, "age_s")), a,
 					    sizeof a),
 			bytes(last, "reclaimed_bytes", b, sizeof b),
-			vmc_json_get_str(last, "method"),
+			vmc_json_get_str_or(last, "method", "?"),
 			(long long)json_integer_value(json_object_get(last, "steps")),
 			json_integer_value(json_object_get(last, "steps")) == 1 ? "" : "s",
 			json_is_true(json_object_get(last, "compacted")) ? ", compacted" : "",
@@ -180,7 +180,8 @@ static void print_trim(FILE *f, const json_t *trim)
 		fprintf(f, "last decision %s ago: %s: %s\n",
 			vmc_format_duration(json_number_value(json_object_get(d, "age_s")), a,
 					    sizeof a),
-			vmc_json_get_str(d, "outcome"), vmc_json_get_str(d, "reason"));
+			vmc_json_get_str_or(d, "outcome", "?"),
+			vmc_json_get_str_or(d, "reason", ""));
 	size_t n = json_array_size(json_object_get(trim, "history"));
 	if (n > 1)
 		fprintf(f, "history       %zu trims kept (vmcost-agent status --json)\n", n);
@@ -190,8 +191,7 @@ void status_print(FILE *f, const json_t *doc)
 {
 	char a[32], b[32], c[32], d[32];
 	const json_t *m = json_object_get(doc, "memory");
-	const char *kernel = vmc_json_get_str(doc, "kernel");
-	fprintf(f, "kernel        %s\n", kernel ? kernel : "unknown");
+	fprintf(f, "kernel        %s\n", vmc_json_get_str_or(doc, "kernel", "unknown"));
 	fprintf(f, "memory        total %s, free %s, available %s\n",
 		bytes(m, "total", a, sizeof a), bytes(m, "free", b, sizeof b),
 		bytes(m, "available", c, sizeof c));
@@ -212,7 +212,7 @@ void status_print(FILE *f, const json_t *doc)
 		fprintf(f, "balloon       %s inflated\n", bytes(m, "balloon", a, sizeof a));
 	fprintf(f, "reporting     %s; %s\n",
 		json_is_true(json_object_get(r, "active")) ? "active" : "off",
-		vmc_json_get_str(r, "order_meaning"));
+		vmc_json_get_str_or(r, "order_meaning", "order unknown"));
 	const json_t *load = json_object_get(doc, "load");
 	if (json_is_object(load))
 		fprintf(f, "load          %.2f %.2f %.2f\n",

@@ -690,10 +690,10 @@ static uint64_t get_u64(const json_t *doc, const char *key)
 
 void trim_print(FILE *f, const json_t *doc)
 {
-	const char *decision = vmc_json_get_str(doc, "decision");
-	const char *reason = vmc_json_get_str(doc, "reason");
+	const char *decision = vmc_json_get_str_or(doc, "decision", "?");
+	const char *reason = vmc_json_get_str_or(doc, "reason", "");
 	char a[32], b[32], c[32], d[32];
-	if (decision && strcmp(decision, "trimmed") == 0) {
+	if (strcmp(decision, "trimmed") == 0) {
 		fprintf(f, "trimmed: %s\n", reason);
 		fprintf(f, "  file cache   %s -> %s (kept with reclaimable slab: %s, floor %s)\n",
 			vmc_format_bytes(get_u64(doc, "file_cache_before"), a, sizeof a),
@@ -704,20 +704,20 @@ void trim_print(FILE *f, const json_t *doc)
 			vmc_format_bytes(get_u64(doc, "mem_free_before"), a, sizeof a),
 			vmc_format_bytes(get_u64(doc, "mem_free_after"), b, sizeof b),
 			vmc_format_bytes(get_u64(doc, "freed_bytes"), d, sizeof d));
-		fprintf(f, "  written as   %s\n", vmc_json_get_str(doc, "reclaim_format"));
+		fprintf(f, "  written as   %s\n", vmc_json_get_str_or(doc, "reclaim_format", "?"));
 		const char *fallback = vmc_json_get_str(doc, "fallback");
 		if (fallback)
 			fprintf(f, "  fallback     %s\n", fallback);
-		fprintf(f, "  compaction   %s\n", vmc_json_get_str(doc, "compact_note"));
+		fprintf(f, "  compaction   %s\n", vmc_json_get_str_or(doc, "compact_note", "?"));
 	} else {
-		fprintf(f, "%s: %s\n", decision ? decision : "?", reason ? reason : "");
+		fprintf(f, "%s: %s\n", decision, reason);
 		const char *fallback = vmc_json_get_str(doc, "fallback");
 		if (fallback)
 			fprintf(f, "  fallback     %s\n", fallback);
 	}
 	const json_t *idle = json_object_get(doc, "idle");
 	const char *idle_reason = vmc_json_get_str(idle, "reason");
-	if (idle_reason && (!reason || strcmp(reason, idle_reason) != 0))
+	if (idle_reason && strcmp(reason, idle_reason) != 0)
 		fprintf(f, "  %s%s\n", idle_reason,
 			json_is_true(json_object_get(doc, "forced")) ? " (forced)" : "");
 }

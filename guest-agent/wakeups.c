@@ -362,9 +362,9 @@ static void print_table(FILE *f, const json_t *list, const char *heading, size_t
 	{
 		if (i >= max)
 			break;
-		const char *desc = vmc_json_get_str(row, "description");
-		fprintf(f, "%10.1f  %s%s%s%s\n", num(row, "per_s"), vmc_json_get_str(row, "name"),
-			desc && desc[0] ? "  " : "", desc ? desc : "",
+		const char *desc = vmc_json_get_str_or(row, "description", "");
+		fprintf(f, "%10.1f  %s%s%s%s\n", num(row, "per_s"),
+			vmc_json_get_str_or(row, "name", "?"), desc[0] ? "  " : "", desc,
 			json_is_true(json_object_get(row, "timer")) ? "  [tick]" : "");
 	}
 	if (json_array_size(list) == 0)
@@ -385,21 +385,21 @@ void wakeups_print(FILE *f, const json_t *doc)
 	const json_t *t;
 	json_array_foreach(json_object_get(doc, "threads"), i, t)
 	{
-		const char *process = vmc_json_get_str(t, "process");
-		const char *thread = vmc_json_get_str(t, "thread");
-		bool same = process && thread && strcmp(process, thread) == 0;
+		const char *process = vmc_json_get_str_or(t, "process", "?");
+		const char *thread = vmc_json_get_str_or(t, "thread", "?");
+		bool same = strcmp(process, thread) == 0;
 		fprintf(f, "%10.1f %8.1f %8.1f %8lld %8lld  %s%s%s\n", num(t, "per_s"),
 			num(t, "voluntary_per_s"), num(t, "involuntary_per_s"),
 			(long long)json_integer_value(json_object_get(t, "pid")),
-			(long long)json_integer_value(json_object_get(t, "tid")),
-			process ? process : "", same ? "" : "/", same ? "" : thread);
+			(long long)json_integer_value(json_object_get(t, "tid")), process,
+			same ? "" : "/", same ? "" : thread);
 	}
 	const json_t *timer = json_object_get(totals, "timer");
 	const json_t *agent = json_object_get(totals, "agent");
 	char tick[96] = "";
 	if (json_is_object(timer))
 		snprintf(tick, sizeof tick, " (tick %s %.1f/s, %.1f/s per CPU)",
-			 vmc_json_get_str(timer, "name"), num(timer, "per_s"),
+			 vmc_json_get_str_or(timer, "name", "?"), num(timer, "per_s"),
 			 num(timer, "per_cpu_per_s"));
 	fprintf(f,
 		"\ntotal: %.1f interrupts/s%s, %.1f softirqs/s, %.1f context switches/s; "

@@ -35,3 +35,9 @@ const char *vmc_json_get_str(const json_t *obj, const char *key)
 {
 	return json_string_value(json_object_get(obj, key));
 }
+
+const char *vmc_json_get_str_or(const json_t *obj, const char *key, const char *fallback)
+{
+	const char *s = vmc_json_get_str(obj, key);
+	return s ? s : fallback;
+}

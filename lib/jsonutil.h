@@ -19,5 +19,7 @@ json_t *vmc_json_u64(uint64_t v);
 int vmc_json_get_u64(const json_t *obj, const char *key, uint64_t *v);
 /* String member or NULL. */
 const char *vmc_json_get_str(const json_t *obj, const char *key);
+/* String member, or fallback when it is missing or not a string: for printing with %s. */
+const char *vmc_json_get_str_or(const json_t *obj, const char *key, const char *fallback);
 
 #endif

@@ -3,6 +3,7 @@
 #include "agent.h"
 #include "balloon.h"
 #include "check.h"
+#include "print_capture.h"
 #include "fakeroot.h"
 #include "jsonutil.h"
 
@@ -146,6 +147,12 @@ TEST(no_balloon_document)
 	json_decref(doc);
 }
 
+/* Missing members never reach %s: glibc printed "(null)", other libcs crash. */
+TEST(documents_with_members_missing_print_without_null)
+{
+	CHECK_INT(print_odd_failures(balloon_print), 0);
+}
+
 int main(void)
 {
 	fakeroot_init();
@@ -154,6 +161,7 @@ int main(void)
 	RUN(order_meanings);
 	RUN(set_order);
 	RUN(no_balloon_document);
+	RUN(documents_with_members_missing_print_without_null);
 	fakeroot_cleanup();
 	return check_done();
 }

@@ -6,6 +6,7 @@
  */
 #include "agent.h"
 #include "check.h"
+#include "print_capture.h"
 #include "checks.h"
 #include "fakeroot.h"
 #include "jsonutil.h"
@@ -430,6 +431,23 @@ TEST(human_output_ranks_problems_after_the_table)
 	json_decref(doc);
 }
 
+static void print_checks_plain(FILE *f, const json_t *doc)
+{
+	checks_print(f, doc, false);
+}
+
+static void print_checks_colored(FILE *f, const json_t *doc)
+{
+	checks_print(f, doc, true);
+}
+
+/* Missing members never reach %s: glibc printed "(null)", other libcs crash. */
+TEST(documents_with_members_missing_print_without_null)
+{
+	CHECK_INT(print_odd_failures(print_checks_plain), 0);
+	CHECK_INT(print_odd_failures(print_checks_colored), 0);
+}
+
 int main(void)
 {
 	fakeroot_init();
@@ -445,6 +463,7 @@ int main(void)
 	RUN(gettys_on_8250_stubs_and_hvc);
 	RUN(bare_tree_is_not_an_error);
 	RUN(human_output_ranks_problems_after_the_table);
+	RUN(documents_with_members_missing_print_without_null);
 	fakeroot_cleanup();
 	return check_done();
 }

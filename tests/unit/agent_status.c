@@ -2,6 +2,7 @@
 /* GET /v1/status on fake 6.1 and 6.18 guests, with and without PSI, and its human form. */
 #include "agent.h"
 #include "check.h"
+#include "print_capture.h"
 #include "fakeroot.h"
 #include "jsonutil.h"
 #include "state.h"
@@ -142,6 +143,12 @@ TEST(status_without_meminfo_is_an_error)
 	CHECK_CONTAINS(err, "cannot read /proc/meminfo");
 }
 
+/* Missing members never reach %s: glibc printed "(null)", other libcs crash. */
+TEST(documents_with_members_missing_print_without_null)
+{
+	CHECK_INT(print_odd_failures(status_print), 0);
+}
+
 int main(void)
 {
 	fakeroot_init();
@@ -149,6 +156,7 @@ int main(void)
 	RUN(status_counts_bytes_written_per_whole_disk);
 	RUN(status_shows_psi_and_the_daemons_history);
 	RUN(status_without_meminfo_is_an_error);
+	RUN(documents_with_members_missing_print_without_null);
 	fakeroot_cleanup();
 	return check_done();
 }

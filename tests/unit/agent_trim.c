@@ -6,6 +6,7 @@
  */
 #include "agent.h"
 #include "check.h"
+#include "print_capture.h"
 #include "config.h"
 #include "fakeroot.h"
 #include "jsonutil.h"
@@ -825,6 +826,12 @@ TEST(human_output)
 	agent_state_free(st);
 }
 
+/* Missing members never reach %s: glibc printed "(null)", other libcs crash. */
+TEST(documents_with_members_missing_print_without_null)
+{
+	CHECK_INT(print_odd_failures(trim_print), 0);
+}
+
 int main(void)
 {
 	fakeroot_init();
@@ -856,6 +863,7 @@ int main(void)
 	RUN(history_keeps_the_newest);
 	RUN(missing_proc_files);
 	RUN(human_output);
+	RUN(documents_with_members_missing_print_without_null);
 	fakeroot_cleanup();
 	return check_done();
 }

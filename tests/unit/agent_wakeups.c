@@ -6,6 +6,7 @@
  */
 #include "agent.h"
 #include "check.h"
+#include "print_capture.h"
 #include "fakeroot.h"
 #include "jsonutil.h"
 #include "wakeups.h"
@@ -221,6 +222,12 @@ TEST(measure_rejects_bad_durations_and_empty_proc)
 	json_decref(doc);
 }
 
+/* Missing members never reach %s: glibc printed "(null)", other libcs crash. */
+TEST(documents_with_members_missing_print_without_null)
+{
+	CHECK_INT(print_odd_failures(wakeups_print), 0);
+}
+
 int main(void)
 {
 	fakeroot_init();
@@ -228,6 +235,7 @@ int main(void)
 	RUN(top_ten_only);
 	RUN(arm64_tick_and_missing_files);
 	RUN(measure_rejects_bad_durations_and_empty_proc);
+	RUN(documents_with_members_missing_print_without_null);
 	fakeroot_cleanup();
 	return check_done();
 }
