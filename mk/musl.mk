@@ -13,7 +13,7 @@
 MUSL_CC ?= musl-gcc
 MUSL_DEPS := $(LAB_CACHE)/musl-deps
 # No pkg-config flags: they name glibc's include directories.
-MUSL_CFLAGS := -O2 -g $(STD) $(WARN) $(INC) -I$(MUSL_DEPS)/include -DVMCOST_VERSION='"$(VERSION)"'
+MUSL_CFLAGS := -O2 -g $(STD) $(WARN) -Ilib -I$(MUSL_DEPS)/include -DVMCOST_VERSION='"$(VERSION)"'
 MUSL_LIBS := -L$(MUSL_DEPS)/lib -lmicrohttpd -lyaml -ljansson -lm -lpthread
 MUSL_UNIT_DIR := $(B)/musl/tests
 # lib_templates checks templates/ and builds the agent with the host's cc through a provision
@@ -30,7 +30,7 @@ $(MUSL_DEPS)/tests.ready: $(STATIC_DEPS_INPUTS) $(MUSL_DEPS)/agent.ready
 
 $(B)/musl/%.o: %.c | $(MUSL_DEPS)/agent.ready
 	@mkdir -p $(@D)
-	$(call say,CC-MUS,$<)$(MUSL_CC) $(MUSL_CFLAGS) $(if $(filter lib/%,$<),$(WARN_LIB)) -MMD -MP -c $< -o $@
+	$(call say,CC-MUS,$<)$(MUSL_CC) $(MUSL_CFLAGS) $(call side_inc,$<) $(if $(filter lib/%,$<),$(WARN_LIB)) -MMD -MP -c $< -o $@
 
 agent-static: $(AGENT_STATIC_BIN)
 $(AGENT_STATIC_BIN): $(B)/musl/guest-agent/main.o $(B)/musl/libvmcost-agent.a $(B)/musl/libvmcost.a
@@ -38,13 +38,13 @@ $(AGENT_STATIC_BIN): $(B)/musl/guest-agent/main.o $(B)/musl/libvmcost-agent.a $(
 
 $(MUSL_UNIT_DIR)/lib_%: tests/unit/lib_%.c tests/unit/check.h $(B)/musl/libvmcost.a
 	@mkdir -p $(@D)
-	$(call say,LD-MUS,$@)$(MUSL_CC) $(MUSL_CFLAGS) -Itests/unit -static -o $@ $< \
+	$(call say,LD-MUS,$@)$(MUSL_CC) $(MUSL_CFLAGS) $(call side_inc,$<) -Itests/unit -static -o $@ $< \
 		$(B)/musl/libvmcost.a $(MUSL_LIBS)
 
 $(MUSL_UNIT_DIR)/agent_%: tests/unit/agent_%.c tests/unit/check.h $(B)/musl/libvmcost-agent.a \
 		$(B)/musl/libvmcost.a $(MUSL_DEPS)/tests.ready
 	@mkdir -p $(@D)
-	$(call say,LD-MUS,$@)$(MUSL_CC) $(MUSL_CFLAGS) -Itests/unit -static -o $@ $< \
+	$(call say,LD-MUS,$@)$(MUSL_CC) $(MUSL_CFLAGS) $(call side_inc,$<) -Itests/unit -static -o $@ $< \
 		$(B)/musl/libvmcost-agent.a $(B)/musl/libvmcost.a -lcurl $(MUSL_LIBS)
 
 # Like make unit: every suite runs, the target fails at the end if one failed.
