@@ -3,12 +3,13 @@
 #
 #   make            build host/vmcost (and guest-agent/vmcost-agent on Linux)
 #   make check      install missing packages (make deps), build with -Werror, unit tests under
-#                   ASan+UBSan, the agent's and lib's suites under musl, shellcheck, lab tests;
+#                   ASan+UBSan, the agent's and lib's suites under musl, the agent's threaded
+#                   suites under ThreadSanitizer, shellcheck, lab tests;
 #                   ends with one "N passed, N failed" line
 #   make demo       the main job on Linux: two lab VMs, memtest on each, side by side
 #
 # Component targets for working on one half:  make host | agent | unit | unit-host | unit-agent |
-# unit-lib | unit-musl | agent-static | lint | lab-check | fuzz.  B=<dir> puts objects elsewhere
+# unit-lib | unit-musl | tsan | agent-static | lint | lab-check | fuzz.  B=<dir> puts objects elsewhere
 # (default build/).
 
 .SECONDEXPANSION:
@@ -247,6 +248,7 @@ check: deps-ensure
 	$(MAKE) --no-print-directory $(ALL_BINS) || exit 1; \
 	$(call stage,unit); \
 	if [ "$(UNAME_S)" = Linux ]; then $(call stage,unit-musl); fi; \
+	if [ "$(UNAME_S)" = Linux ]; then $(call stage,tsan); fi; \
 	$(call stage,darwin-check); \
 	$(call stage,lint); \
 	$(call stage,script-tests); \
@@ -295,5 +297,6 @@ format:
 		tests/fuzz/*.c lab/src/*.c)
 
 include mk/musl.mk
+include mk/tsan.mk
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

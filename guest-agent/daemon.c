@@ -146,16 +146,22 @@ int agent_run(const struct agent_config *cfg)
 	}
 	struct server_ctx ctx = {&server_core_ops, st, cfg};
 	char err[512];
-	struct agent_server *srv = server_start(&ctx, err, sizeof err);
+	/* Start-up problems (no socket, a missing group) go to stderr, where whoever started us
+	 * looks (the service's error_logger hands it to syslog). */
+	struct agent_server *srv = server_open(&ctx, err, sizeof err);
 	if (!srv) {
 		agent_state_free(st);
 		die(VMC_EXIT_FAILURE, "%s", err);
 	}
-	/* Start-up problems went to stderr, where whoever started us looks (the service's
-	 * error_logger sends it to syslog). From now on: syslog (logread), never a file on the
-	 * guest's disk; a terminal keeps its messages for interactive runs. */
-	if (!isatty(STDERR_FILENO))
-		vmc_log_use_syslog(true);
+	/* Once serving: syslog (logread), never a file on the guest's disk; a terminal keeps its
+	 * messages for interactive runs. Switched before the server's threads exist, since they
+	 * log too and the switch is not synchronised with them. */
+	vmc_log_use_syslog(!isatty(STDERR_FILENO));
+	if (server_serve(srv, err, sizeof err) < 0) {
+		vmc_log_use_syslog(false); /* no server thread is left */
+		agent_state_free(st);
+		die(VMC_EXIT_FAILURE, "%s", err);
+	}
 	set_timer_slack(cfg->interval_s);
 	if (cfg->trim_enabled)
 		info("serving %s; trim decision every %.0f s", cfg->socket_path, cfg->interval_s);

@@ -218,7 +218,7 @@ static void remove_socket_file(const struct agent_server *srv)
 		unlink(srv->sock.path);
 }
 
-struct agent_server *server_start(const struct server_ctx *ctx, char *err, size_t errsize)
+struct agent_server *server_open(const struct server_ctx *ctx, char *err, size_t errsize)
 {
 	struct agent_server *srv = calloc(1, sizeof *srv);
 	if (!srv) {
@@ -232,22 +232,36 @@ struct agent_server *server_start(const struct server_ctx *ctx, char *err, size_
 		free(srv);
 		return NULL;
 	}
+	return srv;
+}
+
+int server_serve(struct agent_server *srv, char *err, size_t errsize)
+{
 	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
 			 MHD_USE_AUTO | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+	/* The logger first: libmicrohttpd complains (on its own logger) when it comes later. */
 	srv->mhd = MHD_start_daemon(
-	    flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET,
-	    (MHD_socket)srv->sock.fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-	    MHD_OPTION_CONNECTION_LIMIT, SERVER_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
-	    SERVER_IDLE_TIMEOUT_S, MHD_OPTION_THREAD_STACK_SIZE, SERVER_THREAD_STACK,
-	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+	    flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+	    MHD_OPTION_LISTEN_SOCKET, (MHD_socket)srv->sock.fd, MHD_OPTION_NOTIFY_COMPLETED,
+	    on_completed, srv, MHD_OPTION_CONNECTION_LIMIT, SERVER_MAX_CONNECTIONS,
+	    MHD_OPTION_CONNECTION_TIMEOUT, SERVER_IDLE_TIMEOUT_S, MHD_OPTION_THREAD_STACK_SIZE,
+	    SERVER_THREAD_STACK, MHD_OPTION_END);
 	if (!srv->mhd) {
 		snprintf(err, errsize, "cannot start the HTTP server on %s (libmicrohttpd failed)",
 			 srv->sock.path);
 		remove_socket_file(srv);
 		close(srv->sock.fd);
 		free(srv);
-		return NULL;
+		return -1;
 	}
+	return 0;
+}
+
+struct agent_server *server_start(const struct server_ctx *ctx, char *err, size_t errsize)
+{
+	struct agent_server *srv = server_open(ctx, err, errsize);
+	if (srv && server_serve(srv, err, errsize) < 0)
+		return NULL;
 	return srv;
 }
 

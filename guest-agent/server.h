@@ -15,6 +15,12 @@ struct agent_server;
 /* Creates the socket and starts libmicrohttpd's threads. ctx must outlive the server. */
 struct agent_server *server_start(const struct server_ctx *ctx, char *err, size_t errsize);
 /*
+ * The same in two steps, for the daemon: server_open creates the socket (no thread yet),
+ * server_serve starts the threads; on failure it removes the socket and frees the server.
+ */
+struct agent_server *server_open(const struct server_ctx *ctx, char *err, size_t errsize);
+int server_serve(struct agent_server *srv, char *err, size_t errsize);
+/*
  * Removes the socket file, stops accepting, waits up to grace_s for requests in flight and stops
  * the threads. Returns the number of requests still running when the grace ran out (their
  * threads are then left to the process exit; the server is not freed in that case).

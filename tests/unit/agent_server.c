@@ -24,11 +24,12 @@
 
 /* ---- doubles for the agent core ----------------------------------------------------------- */
 
+/* Written by the server's connection threads, read by the test: atomic (make tsan). */
 static _Atomic int calls_status, calls_trim;
-static double last_seconds;
-static bool last_dry_run, last_force;
-static int last_order = -1;
-static bool core_fails;
+static _Atomic double last_seconds;
+static atomic_bool last_dry_run, last_force;
+static atomic_int last_order = -1;
+static atomic_bool core_fails;
 
 static json_t *fake_status(struct agent_state *st, char *err, size_t errsize)
 {
