@@ -27,8 +27,8 @@ json_t *agent_checks(char *err, size_t errsize);
 /* GET /v1/wakeups?seconds=N: blocks for N seconds; safe to run concurrently with anything. */
 json_t *agent_wakeups(double seconds, char *err, size_t errsize);
 /* POST /v1/trim and the timer: one pass. force skips the idle test; dry_run changes nothing. */
-json_t *agent_trim(struct agent_state *st, const struct agent_config *cfg, bool dry_run,
-                   bool force, char *err, size_t errsize);
+json_t *agent_trim(struct agent_state *st, const struct agent_config *cfg, bool dry_run, bool force,
+		   char *err, size_t errsize);
 /* GET /v1/balloon */
 json_t *agent_balloon(char *err, size_t errsize);
 /* PUT /v1/balloon/order: returns the new balloon document, or NULL (bad order, EINVAL...). */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * /etc/vmcost/agent.yaml (libyaml). Every key has a default; unknown keys and bad values are
- * errors naming the file, line and key. CONTRACT between guest-agent files: extend, do not break.
+ * errors naming the file, line and key.
  */
 #ifndef VMC_AGENT_CONFIG_H
 #define VMC_AGENT_CONFIG_H
@@ -14,39 +14,39 @@
 #define AGENT_DEFAULT_SOCKET "/run/vmcost-agent.sock"
 
 enum trim_method {
-	TRIM_METHOD_AUTO,        /* memory.reclaim, falling back to drop_caches */
-	TRIM_METHOD_RECLAIM,     /* root cgroup memory.reclaim only */
+	TRIM_METHOD_AUTO,	 /* memory.reclaim, falling back to drop_caches */
+	TRIM_METHOD_RECLAIM,	 /* root cgroup memory.reclaim only */
 	TRIM_METHOD_DROP_CACHES, /* echo 1 > /proc/sys/vm/drop_caches */
 };
 
 struct agent_config {
-	double interval_s;         /* interval: one trim decision per interval (600 s) */
-	double idle_cpu_percent;   /* idle-cpu-percent: max busy share over the interval (0.5) */
-	double idle_load1;         /* idle-load1: max 1-minute load average (0.2) */
-	double idle_psi_percent;   /* idle-psi-percent: max PSI some avg60, cpu/io/memory (1.0) */
-	uint64_t floor_bytes;      /* floor: file cache kept (128 MiB) */
-	uint64_t step_bytes;       /* step: bytes per memory.reclaim write; 0 = MemTotal/32 in
-	                              [256 MiB, 1 GiB] */
-	enum trim_method method;   /* method: auto | reclaim | drop-caches */
-	char socket_path[108];     /* socket: /run/vmcost-agent.sock */
-	char socket_owner[64];     /* socket-owner: root (falls back to root if missing) */
-	char socket_group[64];     /* socket-group: docker (falls back to root if missing) */
-	unsigned socket_mode;      /* socket-mode: 0660 */
-	int log_level;             /* log-level: error | warn | info | debug (enum vmc_level) */
-	bool trim_enabled;         /* trim: true (false = API and checks only) */
-	size_t max_request_bytes;  /* max-request: request body limit (64 KiB) */
+	double interval_s;	  /* interval: one trim decision per interval (600 s) */
+	double idle_cpu_percent;  /* idle-cpu-percent: max busy share over the interval (0.5) */
+	double idle_load1;	  /* idle-load1: max 1-minute load average (0.2) */
+	double idle_psi_percent;  /* idle-psi-percent: max PSI some avg60, cpu/io/memory (1.0) */
+	uint64_t floor_bytes;	  /* floor: file cache kept (128 MiB) */
+	uint64_t step_bytes;	  /* step: bytes per memory.reclaim write; 0 = MemTotal/32 in
+				     [256 MiB, 1 GiB] */
+	enum trim_method method;  /* method: auto | reclaim | drop-caches */
+	char socket_path[108];	  /* socket: /run/vmcost-agent.sock */
+	char socket_owner[64];	  /* socket-owner: root (falls back to root if missing) */
+	char socket_group[64];	  /* socket-group: docker (falls back to root if missing) */
+	unsigned socket_mode;	  /* socket-mode: 0660 */
+	int log_level;		  /* log-level: error | warn | info | debug (enum vmc_level) */
+	bool trim_enabled;	  /* trim: true (false = API and checks only) */
+	size_t max_request_bytes; /* max-request: request body limit (64 KiB) */
 };
 
 void agent_config_defaults(struct agent_config *cfg);
 /* Parses YAML text; name is used in messages ("agent.yaml:7: key \"floor\": ..."). */
 int agent_config_parse(const char *buf, size_t len, const char *name, struct agent_config *cfg,
-                       char *err, size_t errsize);
+		       char *err, size_t errsize);
 /*
- * Loads a file; a missing file is not an error unless must_exist (the user named it: defaults
- * apply). Returns 0, or the exit code with err: 2 for a named file that is missing or not a file,
+ * Loads a file; a missing one means the defaults, unless must_exist (the user named it).
+ * Returns 0, or the exit code with err: 2 for a named file that is missing or not a file,
  * 7 when it cannot be read for permission, 8 for a malformed one, 1 for other read errors.
  */
 int agent_config_load(const char *path, bool must_exist, struct agent_config *cfg, char *err,
-                      size_t errsize);
+		      size_t errsize);
 
 #endif
