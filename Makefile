@@ -130,7 +130,7 @@ $(AGENT_BIN): $(B)/rel/guest-agent/main.o $(B)/rel/libvmcost-agent.a $(B)/rel/li
 
 # The lab guest has no shared libraries: its agent is linked statically, with musl as on Alpine
 # (mk/musl.mk builds guest-agent/vmcost-agent-static). The glibc static agent stays buildable:
-# make agent-static-glibc, then VMCOST_AGENT_STATIC=$(AGENT_STATIC_GLIBC_BIN) lab/build.
+# make agent-static-glibc, then export VMCOST_AGENT_STATIC=$PWD/guest-agent/vmcost-agent-static-glibc.
 # Debian's libmicrohttpd.a needs GnuTLS -> p11-kit, which ships no static library, so
 # lab/build-static-deps builds libmicrohttpd from Debian's source package without HTTPS.
 LAB_CACHE ?= $(if $(VMCOST_LAB_CACHE),$(VMCOST_LAB_CACHE),$(HOME)/.cache/vmcost-lab)
