@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # vmcost: build, test, lab and demo. GNU make.
 #
-#   make            build host/vmcost (and guest-agent/vmcost-agent on Linux)
+#   make            build host/vmcost (and guest-agent/vmcost-agent on Linux) and the manuals
 #   make check      install missing packages (make deps), build with -Werror, unit tests under
 #                   ASan+UBSan, the agent's and lib's suites under musl, the agent's threaded
 #                   suites under ThreadSanitizer, shellcheck, lab tests;
@@ -20,6 +20,7 @@ B ?= build
 PREFIX ?= /usr/local
 DESTDIR ?=
 BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
 CC ?= cc
 CLANG ?= clang
 V ?= 0
@@ -86,12 +87,12 @@ else
 ALL_BINS := $(HOST_BIN)
 endif
 
-.PHONY: all host agent agent-static check check-run unit unit-lib unit-host unit-agent lint \
+.PHONY: all man host agent agent-static check check-run unit unit-lib unit-host unit-agent lint \
 	script-tests lab lab-check lima lima-check demo deps deps-ensure deps-check install uninstall clean format fuzz \
 	fuzz-build darwin-check
 
 all: deps-check
-	@$(MAKE) --no-print-directory $(ALL_BINS)
+	@$(MAKE) --no-print-directory $(ALL_BINS) man
 
 host: $(HOST_BIN)
 agent: $(AGENT_BIN)
@@ -151,6 +152,16 @@ $(B)/static/%.o: %.c | $(MHD_STATIC)/ready
 	@mkdir -p $(@D)
 	$(call say,CC-STA,$<)$(CC) -O2 -g -I$(MHD_STATIC)/include $(BASE_CFLAGS) $(call side_inc,$<) -MMD -MP -c $< -o $@
 
+# ---- manuals --------------------------------------------------------------------------------
+# docs/man/NAME.SECTION.scd -> $(B)/man/NAME.SECTION (roff), by scdoc (mk/man.sh).
+MAN_SRC := $(wildcard docs/man/*.scd)
+MAN_PAGES := $(patsubst docs/man/%.scd,$(B)/man/%,$(MAN_SRC))
+MAN_HOST := $(filter $(B)/man/vmcost.1 $(B)/man/vmcost-%.1,$(MAN_PAGES))
+man: $(MAN_PAGES)
+$(B)/man/%: docs/man/%.scd mk/man.sh
+	@mkdir -p $(@D)
+	$(call say,SCDOC,$@)mk/man.sh $< $@
+
 # ---- tests -----------------------------------------------------------------------------------
 # tests/unit/lib_*.c link lib only; host_*.c add the host core; agent_*.c the agent core.
 UNIT_LIB := $(basename $(notdir $(wildcard tests/unit/lib_*.c)))
@@ -199,8 +210,9 @@ darwin-check:
 		$(RUN_SUITE) darwin-compile tests/darwin-compile $(CC) "$(BASE_CFLAGS) -Ihost"; fi
 
 SHELL_SCRIPTS = $(shell tests/list-shell-scripts)
-lint:
-	@$(RUN_SUITE) shellcheck tests/shellcheck-suite $(SHELL_SCRIPTS)
+lint: $(MAN_PAGES)
+	@rc=0; $(RUN_SUITE) shellcheck tests/shellcheck-suite $(SHELL_SCRIPTS) || rc=1; \
+	$(RUN_SUITE) man-lint tests/man-lint $(MAN_PAGES) || rc=1; exit $$rc
 
 # Shell test suites that need no VM (provision scripts in a fake root, CLI exit codes...).
 script-tests: $(ALL_BINS)
@@ -281,13 +293,20 @@ fuzz: $(FUZZ_BINS)
 	exit $$rc
 
 # ---- install / housekeeping ------------------------------------------------------------------
+# The agent's manuals go with the agent (Linux only).
 install: all
-	install -d $(DESTDIR)$(BINDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 0755 $(HOST_BIN) $(DESTDIR)$(BINDIR)/vmcost
-	if [ -f $(AGENT_BIN) ]; then install -m 0755 $(AGENT_BIN) $(DESTDIR)$(BINDIR)/vmcost-agent; fi
+	install -m 0644 $(MAN_HOST) $(DESTDIR)$(MANDIR)/man1/
+	if [ -f $(AGENT_BIN) ]; then install -m 0755 $(AGENT_BIN) $(DESTDIR)$(BINDIR)/vmcost-agent && \
+		install -d $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 && \
+		install -m 0644 $(B)/man/vmcost-agent.yaml.5 $(DESTDIR)$(MANDIR)/man5/ && \
+		install -m 0644 $(B)/man/vmcost-agent.8 $(DESTDIR)$(MANDIR)/man8/; fi
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/vmcost $(DESTDIR)$(BINDIR)/vmcost-agent
+	rm -f $(DESTDIR)$(BINDIR)/vmcost $(DESTDIR)$(BINDIR)/vmcost-agent \
+		$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN_HOST))) \
+		$(DESTDIR)$(MANDIR)/man5/vmcost-agent.yaml.5 $(DESTDIR)$(MANDIR)/man8/vmcost-agent.8
 
 clean:
 	rm -rf $(B) $(HOST_BIN) $(AGENT_BIN) $(AGENT_STATIC_BIN) $(AGENT_STATIC_GLIBC_BIN)

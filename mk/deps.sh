@@ -9,13 +9,13 @@ set -eu
 # pkg-config module : Debian package : Homebrew formula
 LIBS="yaml-0.1:libyaml-dev:libyaml libcurl:libcurl4-openssl-dev:curl jansson:libjansson-dev:jansson"
 LIBS_LINUX="libmicrohttpd:libmicrohttpd-dev:libmicrohttpd"
-# command : Debian package (build and test tools; the lab guest's kernel and busybox are downloaded,
-# never installed on the host)
-TOOLS_BUILD="cc:gcc make:make pkg-config:pkg-config ar:binutils"
+# command : Debian package [: Homebrew formula] (build and test tools; the lab guest's kernel and
+# busybox are downloaded, never installed on the host). scdoc turns docs/man/*.scd into manuals.
+TOOLS_BUILD="cc:gcc make:make pkg-config:pkg-config ar:binutils scdoc:scdoc:scdoc"
 TOOLS_TEST="clang:clang shellcheck:shellcheck curl:curl jq:jq socat:socat cpio:cpio \
 depmod:kmod mke2fs:e2fsprogs qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils \
 debootstrap:debootstrap xz:xz-utils gzip:gzip apt-get:apt xmllint:libxml2-utils busybox:busybox \
-gcc:gcc nm:binutils jsonschema:python3-jsonschema"
+gcc:gcc nm:binutils jsonschema:python3-jsonschema groff:groff-base mandoc:mandoc bash:bash zsh:zsh"
 # The musl agent and its libraries, built from Debian's source packages (lab/build-static-deps,
 # mk/musl.mk).
 TOOLS_MUSL="musl-gcc:musl-tools readelf:binutils dpkg-source:dpkg-dev autoreconf:autoconf \
@@ -53,7 +53,11 @@ check_libs() {
 
 check_tools() { # list
 	for entry in $1; do
-		command -v "${entry%%:*}" >/dev/null 2>&1 || note_missing "${entry%%:*}" "${entry#*:}" ""
+		packages=${entry#*:}
+		brew=""
+		case $packages in *:*) brew=${packages#*:} ;; esac
+		command -v "${entry%%:*}" >/dev/null 2>&1 ||
+			note_missing "${entry%%:*}" "${packages%%:*}" "$brew"
 	done
 }
 
