@@ -21,6 +21,8 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
+BASH_COMPLETION_DIR ?= $(PREFIX)/share/bash-completion/completions
+ZSH_COMPLETION_DIR ?= $(PREFIX)/share/zsh/site-functions
 CC ?= cc
 CLANG ?= clang
 V ?= 0
@@ -295,9 +297,12 @@ fuzz: $(FUZZ_BINS)
 # ---- install / housekeeping ------------------------------------------------------------------
 # The agent's manuals go with the agent (Linux only).
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASH_COMPLETION_DIR) \
+		$(DESTDIR)$(ZSH_COMPLETION_DIR)
 	install -m 0755 $(HOST_BIN) $(DESTDIR)$(BINDIR)/vmcost
 	install -m 0644 $(MAN_HOST) $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 host/completion/vmcost.bash $(DESTDIR)$(BASH_COMPLETION_DIR)/vmcost
+	install -m 0644 host/completion/_vmcost $(DESTDIR)$(ZSH_COMPLETION_DIR)/_vmcost
 	if [ -f $(AGENT_BIN) ]; then install -m 0755 $(AGENT_BIN) $(DESTDIR)$(BINDIR)/vmcost-agent && \
 		install -d $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 && \
 		install -m 0644 $(B)/man/vmcost-agent.yaml.5 $(DESTDIR)$(MANDIR)/man5/ && \
@@ -306,7 +311,8 @@ install: all
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/vmcost $(DESTDIR)$(BINDIR)/vmcost-agent \
 		$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN_HOST))) \
-		$(DESTDIR)$(MANDIR)/man5/vmcost-agent.yaml.5 $(DESTDIR)$(MANDIR)/man8/vmcost-agent.8
+		$(DESTDIR)$(MANDIR)/man5/vmcost-agent.yaml.5 $(DESTDIR)$(MANDIR)/man8/vmcost-agent.8 \
+		$(DESTDIR)$(BASH_COMPLETION_DIR)/vmcost $(DESTDIR)$(ZSH_COMPLETION_DIR)/_vmcost
 
 clean:
 	rm -rf $(B) $(HOST_BIN) $(AGENT_BIN) $(AGENT_STATIC_BIN) $(AGENT_STATIC_GLIBC_BIN)
