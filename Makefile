@@ -221,7 +221,8 @@ script-tests: $(ALL_BINS)
 	@rc=0; for t in tests/sh/*.sh; do \
 		[ -x "$$t" ] || continue; \
 		$(RUN_SUITE) "sh/$$(basename $$t .sh)" $$t || rc=1; done; \
-	$(RUN_SUITE) lima/validate tests/lima/validate.sh || rc=1; exit $$rc
+	$(RUN_SUITE) lima/validate tests/lima/validate.sh || rc=1; \
+	$(RUN_SUITE) lima/fragment_bases tests/lima/fragment_bases.sh || rc=1; exit $$rc
 
 # ---- lab -------------------------------------------------------------------------------------
 lab: $(AGENT_STATIC_BIN)

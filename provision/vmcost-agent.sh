@@ -1,21 +1,22 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # vmcost provision, Lima `mode: system` (every boot), from templates/vmcost-agent.yaml: build
-# vmcost-agent from the sources the template embeds (`mode: data` entries under
-# /usr/local/src/vmcost, written by Lima before any system script runs), install it in
-# /usr/local/bin and run it as the `cache-trim` service.
+# vmcost-agent from the sources the template embeds (one `mode: data` entry, the text bundle
+# /usr/local/src/vmcost.bundle, written by Lima before any system script runs; unpacked into
+# /usr/local/src/vmcost), install it in /usr/local/bin and run it as the `cache-trim` service.
 #   Alpine (apk, OpenRC): build tools are an apk virtual package removed right after the build.
 #   Debian, Ubuntu (apt, systemd): build tools installed by this script are purged after the build;
 #   the libraries the agent links stay.
 #   Fedora (dnf, systemd): build tools installed by this script stay installed.
 # Packages are installed only when missing (an image that has them needs no network). The build
-# runs only when the embedded sources change (first boot). /usr/local persists on the alpine-lima
-# ISO too. Idempotent: a second run changes no file. VMCOST_ROOT (tests only) prefixes every path.
+# runs only when the bundle changes (first boot, or a template with another agent version).
+# /usr/local persists on the alpine-lima ISO too. Idempotent: a second run changes no file. VMCOST_ROOT (tests only) prefixes every path.
 set -eu
 root=${VMCOST_ROOT:-}
 # Lima renders this template field with the instance's user name.
 user="{{.User}}"
 src=/usr/local/src/vmcost
+bundle=/usr/local/src/vmcost.bundle
 bin=/usr/local/bin/vmcost-agent
 stamp=/usr/local/lib/vmcost/agent-sources.sha256
 socket=/run/vmcost-agent.sock
@@ -118,10 +119,41 @@ linked_packages() {
 }
 
 # ---- build ---------------------------------------------------------------------------------------
-# What the build reads: the service files and the documented configuration are not part of it.
-sources_digest() {
-	(cd "$root$src" && find build.sh guest-agent lib -type f -exec sha256sum {} + |
-		LC_ALL=C sort -k2 | sha256sum) | cut -d' ' -f1
+# The bundle (templates/update-embedded writes it): "@ SIZE PATH" starts a file, each of its lines
+# follows with "|" in front. Unpacked into a new directory that replaces $src once every file
+# has the size the bundle names, so a damaged bundle leaves the previous sources in place.
+unpack() {
+	new=$root$src.new
+	rm -rf "$new"
+	mkdir -p "$new"
+	if ! awk '/^@ / { if ($3 ~ /(^|\/)\.\.(\/|$)/ || $3 ~ /^\//) exit 1; d = $3
+			if (sub(/\/[^\/]*$/, "", d)) print d }' "$root$bundle" >"$new.dirs"; then
+		rm -rf "$new" "$new.dirs"
+		die "$bundle names a path outside $src: the template's bundle is damaged"
+	fi
+	LC_ALL=C sort -u "$new.dirs" | while read -r d; do mkdir -p "$new/$d"; done
+	rm -f "$new.dirs"
+	if ! awk -v dir="$new" '
+		/^@ / { if (out != "") close(out); out = dir "/" $3; printf "" >out; next }
+		/^\|/ && out != "" { print substr($0, 2) >out; next }
+		/^#/ && out == "" { next }
+		{ exit 1 }' "$root$bundle"; then
+		rm -rf "$new"
+		die "$bundle is not a vmcost-agent bundle: the template's data entry was damaged"
+	fi
+	awk '/^@ / { print $2, $3 }' "$root$bundle" | while read -r size path; do
+		if [ "$(wc -c <"$new/$path" | tr -d ' ')" != "$size" ]; then
+			echo "$path"
+		fi
+	done >"$new.short"
+	if [ -s "$new.short" ]; then
+		bad=$(tr '\n' ' ' <"$new.short" | sed 's/ $//')
+		rm -rf "$new" "$new.short"
+		die "$bundle: $bad do not have the size the bundle names: the template's data entry was damaged"
+	fi
+	rm -f "$new.short"
+	rm -rf "$root$src"
+	mv "$new" "$root$src"
 }
 
 build() {
@@ -194,11 +226,13 @@ run_systemd_service() { # restart
 }
 
 # ---- main ----------------------------------------------------------------------------------------
-[ -f "$root$src/build.sh" ] || die "$src/build.sh is missing: the template's embedded sources were not written"
+[ -f "$root$bundle" ] || die "$bundle is missing: the template's embedded sources were not written"
 restart=0
-digest=$(sources_digest)
-if [ ! -x "$root$bin" ] || [ "$(cat "$root$stamp" 2>/dev/null)" != "$digest" ]; then
+digest=$(sha256sum <"$root$bundle" | cut -d' ' -f1)
+if [ ! -x "$root$bin" ] || [ ! -f "$root$src/build.sh" ] ||
+	[ "$(cat "$root$stamp" 2>/dev/null)" != "$digest" ]; then
 	mkdir -p "$root${bin%/*}" "$root${stamp%/*}"
+	unpack
 	build
 	echo "$digest" >"$root$stamp"
 	say "built $bin ($("$root$bin" --version 2>/dev/null || echo "version unknown"))"

@@ -452,17 +452,20 @@ docker_tests() {
 }
 
 # ---- vmcost-agent.sh (compiler stubbed; tests/unit/lib_templates builds it for real) -----------
-# The fragment's data entries: sources, build script and service files under /usr/local/src/vmcost.
+# The fragment's data entries: the bundle templates/update-embedded writes (sources, build script,
+# service files, documented configuration) and the configuration Lima renders.
 put_agent_sources() { # root
-	src=$1/usr/local/src/vmcost
-	mkdir -p "$src/guest-agent" "$src/lib" "$src/init.d" "$src/systemd" "$1/etc/vmcost"
-	cp guest-agent/*.[ch] "$src/guest-agent/"
-	cp lib/*.[ch] "$src/lib/"
-	cp provision/build-vmcost-agent.sh "$src/build.sh"
-	cp provision/init.d/cache-trim "$src/init.d/"
-	cp provision/systemd/cache-trim.service "$src/systemd/"
-	cp provision/vmcost-agent.yaml "$src/agent.yaml"
+	mkdir -p "$1/usr/local/src" "$1/etc/vmcost"
+	cp templates/vmcost-agent.bundle "$1/usr/local/src/vmcost.bundle"
 	printf 'socket-owner: "tester"\n' >"$1/etc/vmcost/agent.yaml"
+}
+
+# A bundle in the same format from a directory: what a template with other sources would carry.
+write_bundle() { # dir -> stdout
+	(cd "$1" && find . -type f | sed 's|^\./||' | LC_ALL=C sort | while read -r f; do
+		printf '@ %s %s\n' "$(wc -c <"$f" | tr -d ' ')" "$f"
+		sed 's/^/|/' "$f"
+	done)
 }
 
 agent_tests() {
@@ -490,6 +493,15 @@ EOF
 		sed 's/^/    /' "$tmp/agent.out"
 	fi
 	check "agent: built into /usr/local/bin" sh -c "'$r/usr/local/bin/vmcost-agent' | grep -qx 'vmcost-agent src-[0-9a-f]*'"
+	# Byte for byte what the repository holds, unpacked from the bundle.
+	unpacked_ok=1
+	for f in guest-agent/*.[ch] lib/*.[ch]; do
+		cmp -s "$f" "$src/$f" || unpacked_ok=0
+	done
+	check "agent: the bundle unpacks to exactly the repository's sources" test "$unpacked_ok" = 1
+	check "agent: ... the build script, service files and documented configuration too" sh -c \
+		"cmp -s provision/build-vmcost-agent.sh '$src/build.sh' && cmp -s provision/init.d/cache-trim '$src/init.d/cache-trim' && cmp -s provision/systemd/cache-trim.service '$src/systemd/cache-trim.service' && cmp -s provision/vmcost-agent.yaml '$src/agent.yaml'"
+	check "agent: ... and nothing else" test "$(find "$src" -type f | wc -l)" = "$(($(find guest-agent lib -maxdepth 1 -name '*.[ch]' | wc -l) + 4))"
 	check "agent: missing build dependencies come as an apk virtual package" \
 		grep -qx 'apk add --virtual .vmcost-agent-build build-base pkgconf linux-headers yaml-dev jansson-dev libmicrohttpd-dev' "$tmp/agent.log"
 	check "agent: ... removed after the build" sh -c "grep -qx 'apk del .vmcost-agent-build' '$tmp/agent.log' && ! grep -q vmcost-agent-build '$r/etc/apk/world'"
@@ -512,20 +524,42 @@ EOF
 	check "agent: a configuration without socket-owner is kept" grep -qx 'interval: 5m' "$r/etc/vmcost/agent.yaml"
 	check "agent: ... and the warning says which line to add" grep -q "add the line 'socket-owner: tester'" "$tmp/agent-oldconf.out"
 	printf 'socket-owner: "tester"\n' >"$r/etc/vmcost/agent.yaml"
-	# The service files and the documented configuration are not build inputs.
-	echo "# changed" >>"$src/agent.yaml"
-	run agent-docs "$r" provision/vmcost-agent.sh CC="$tmp/cc"
-	check "agent: a changed documented configuration does not rebuild" sh -c "! grep -q '^apk' '$tmp/agent-docs.log'"
 
 	# New sources (a template with another agent version): rebuilt, the service restarted.
-	echo "/* changed */" >>"$src/lib/log.h"
+	cp -R "$src" "$tmp/tree"
+	echo "/* changed */" >>"$tmp/tree/lib/log.h"
+	write_bundle "$tmp/tree" >"$r/usr/local/src/vmcost.bundle"
 	run agent-new "$r" provision/vmcost-agent.sh CC="$tmp/cc"
 	check "agent: changed sources are rebuilt" grep -q '^apk add --virtual' "$tmp/agent-new.log"
+	check "agent: ... from the new sources" grep -qx '/\* changed \*/' "$src/lib/log.h"
 	check "agent: ... and the running service restarted" grep -qx 'rc-service --ifstarted cache-trim restart' "$tmp/agent-new.log"
 
-	# A failing build: a clear error, build dependencies removed, the old binary kept.
+	# A damaged bundle (a file shorter than its header says, a path outside the tree): a clear
+	# error, the sources and the binary of the previous boot kept.
 	before=$(cat "$r/usr/local/bin/vmcost-agent")
-	echo "/* changed again */" >>"$src/lib/log.h"
+	cp "$r/usr/local/src/vmcost.bundle" "$tmp/good.bundle"
+	sed '$d' "$tmp/good.bundle" >"$r/usr/local/src/vmcost.bundle"
+	if run agent-short "$r" provision/vmcost-agent.sh CC="$tmp/cc"; then
+		fail "agent: a truncated bundle fails the script"
+	else
+		ok "agent: a truncated bundle fails the script"
+	fi
+	last=$(grep '^@ ' "$tmp/good.bundle" | tail -n 1 | cut -d' ' -f3)
+	check "agent: ... naming the file that is short ($last)" grep -q "$last do not have the size the bundle names" "$tmp/agent-short.out"
+	check "agent: ... keeping the previous sources and binary" sh -c \
+		"grep -qx '/\* changed \*/' '$src/lib/log.h' && test \"\$(cat '$r/usr/local/bin/vmcost-agent')\" = '$before' && test ! -e '$src.new'"
+	printf '@ 2 ../../etc/passwd\n|x\n' >"$r/usr/local/src/vmcost.bundle"
+	if run agent-escape "$r" provision/vmcost-agent.sh CC="$tmp/cc"; then
+		fail "agent: a bundle path outside the tree fails the script"
+	else
+		ok "agent: a bundle path outside the tree fails the script"
+	fi
+	check "agent: ... and writes nothing there" test ! -e "$r/usr/local/etc/passwd"
+	cp "$tmp/good.bundle" "$r/usr/local/src/vmcost.bundle"
+
+	# A failing build: a clear error, build dependencies removed, the old binary kept.
+	echo "/* changed again */" >>"$tmp/tree/lib/log.h"
+	write_bundle "$tmp/tree" >"$r/usr/local/src/vmcost.bundle"
 	if run agent-fail "$r" provision/vmcost-agent.sh CC="$tmp/cc" CC_FAIL=1; then
 		fail "agent: a failing build fails the script"
 	else
@@ -574,7 +608,10 @@ agent_debian_tests() {
 		sh -c "! grep -Eq '^(apt-get|systemctl (daemon-reload|try-restart|enable))' '$tmp/deb-again.log'"
 
 	# New sources: rebuilt and the running service restarted.
-	echo "/* changed */" >>"$r/usr/local/src/vmcost/lib/log.h"
+	rm -rf "$tmp/deb-tree"
+	cp -R "$r/usr/local/src/vmcost" "$tmp/deb-tree"
+	echo "/* changed */" >>"$tmp/deb-tree/lib/log.h"
+	write_bundle "$tmp/deb-tree" >"$r/usr/local/src/vmcost.bundle"
 	run deb-new "$r" provision/vmcost-agent.sh CC="$tmp/cc"
 	check "agent (apt): changed sources restart the running service" \
 		grep -qx 'systemctl try-restart cache-trim.service' "$tmp/deb-new.log"
