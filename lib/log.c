@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "log.h"
 
+#include "message.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -63,18 +65,15 @@ __attribute__((format(printf, 2, 0))) static void vlog(enum vmc_level level, con
 {
 	int saved_errno = errno;
 	char msg[2048];
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	size_t len = strlen(msg);
-	if (len > 0 && msg[len - 1] == ':')
-		snprintf(msg + len, sizeof msg - len, " %s", strerror(saved_errno));
-
+	verrorf(msg, sizeof msg, fmt, ap);
 	if (log_syslog) {
 		static const int prio[] = {LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG};
 		syslog(prio[level], "%s", msg);
-		return;
+	} else {
+		static const char *const prefix[] = {"error: ", "warning: ", "", ""};
+		fprintf(stderr, "%s: %s%s\n", log_progname, prefix[level], msg);
 	}
-	static const char *const prefix[] = {"error: ", "warning: ", "", ""};
-	fprintf(stderr, "%s: %s%s\n", log_progname, prefix[level], msg);
+	errno = saved_errno;
 }
 
 void die(int code, const char *fmt, ...)

@@ -38,8 +38,9 @@ void vmc_log_use_syslog(bool on);
 int vmc_log_level_parse(const char *s);
 
 /*
- * A format ending in ':' appends ": strerror(errno)", as in slstatus/suckless.
- * die() exits with code; the message should say what to do next.
+ * A format ending in ':' appends " strerror(errno)" (the rule of errorf() in message.h, which
+ * keeps a message in a buffer instead of printing it). die() exits with code; the message should
+ * say what to do next. errno is left as it was.
  */
 __attribute__((noreturn, format(printf, 2, 3))) void die(int code, const char *fmt, ...);
 __attribute__((format(printf, 1, 2))) void warn(const char *fmt, ...);

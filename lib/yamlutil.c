@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "yamlutil.h"
 
+#include "message.h"
 #include "readfile.h"
 
 #include <errno.h>
@@ -38,8 +39,10 @@ int vmc_yaml_load_file(struct vmc_yaml *y, const char *path, char *err, size_t e
 	memset(y, 0, sizeof *y);
 	/* Lima caps templates at 4 MiB; a bigger file is not a config we should trust. */
 	if (vmc_read_file(path, 4u << 20, &buf, &len) < 0) {
-		snprintf(err, errsize, "cannot read: %s",
-			 errno == EFBIG ? "larger than 4 MiB" : strerror(errno));
+		if (errno == EFBIG)
+			textf(err, errsize, "cannot read: larger than 4 MiB");
+		else
+			errorf(err, errsize, "cannot read:");
 		return -1;
 	}
 	int rc = vmc_yaml_load(y, buf, len, err, errsize);

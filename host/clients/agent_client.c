@@ -8,7 +8,7 @@
 
 #include "clients/http.h"
 #include "log.h"
-#include "textf.h"
+#include "message.h"
 
 #include <errno.h>
 #include <string.h>

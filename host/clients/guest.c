@@ -4,7 +4,7 @@
 #include "clients/agent_client.h"
 #include "jsonutil.h"
 #include "log.h"
-#include "textf.h"
+#include "message.h"
 
 #include <string.h>
 

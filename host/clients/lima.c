@@ -12,7 +12,8 @@
 #include "log.h"
 #include "platform/platform.h"
 #include "clients/subprocess.h"
-#include "textf.h"
+#include "message.h"
+#include "readfile.h"
 #include "units.h"
 #include "yamlutil.h"
 
@@ -359,7 +360,7 @@ static int limactl_list(const char *name, struct lima_instance **out, size_t *n,
 	static const char *const unset[] = {"_LIMA_OUTPUT_IS_TTY", NULL};
 	struct spawn_result res;
 	if (spawn_capture(argv, unset, LIMACTL_TIMEOUT_MS, &res) < 0) {
-		textf(err, errsize, "cannot run limactl:");
+		errorf(err, errsize, "cannot run limactl:");
 		return VMC_EXIT_FAILURE;
 	}
 	int rc;
@@ -388,31 +389,6 @@ static int limactl_list(const char *name, struct lima_instance **out, size_t *n,
 }
 
 /* ---- the instance directory ------------------------------------------------------------- */
-
-static int read_file(const char *path, size_t max, char **buf, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return -1;
-	char *data = malloc(max + 1);
-	if (!data) {
-		fclose(f);
-		errno = ENOMEM;
-		return -1;
-	}
-	size_t used = fread(data, 1, max + 1, f);
-	int failed = ferror(f);
-	fclose(f);
-	if (failed || used > max) {
-		free(data);
-		errno = failed ? EIO : EFBIG;
-		return -1;
-	}
-	data[used] = '\0';
-	*buf = data;
-	*len = used;
-	return 0;
-}
 
 static bool known_vm_type(const char *s)
 {
@@ -525,7 +501,7 @@ static int load_yaml_file(const char *path, bool required, struct lima_yaml_conf
 	memset(cfg, 0, sizeof *cfg);
 	char *buf;
 	size_t len;
-	if (read_file(path, LIMA_YAML_MAX, &buf, &len) < 0) {
+	if (vmc_read_file(path, LIMA_YAML_MAX, &buf, &len) < 0) {
 		if (errno == ENOENT && !required)
 			return VMC_EXIT_OK;
 		if (errno == EACCES) {
@@ -539,7 +515,7 @@ static int load_yaml_file(const char *path, bool required, struct lima_yaml_conf
 			textf(err, errsize, "%s is larger than 4 MiB: not a Lima config", path);
 			return VMC_EXIT_MALFORMED;
 		}
-		textf(err, errsize, "cannot read %s:", path);
+		errorf(err, errsize, "cannot read %s:", path);
 		return VMC_EXIT_FAILURE;
 	}
 	int rc = lima_parse_yaml(buf, len, path, cfg, err, errsize);
@@ -609,7 +585,7 @@ static pid_t read_pid_file(const char *dir, const char *leaf, char *problem, siz
 	snprintf(path, sizeof path, "%s/%s", dir, leaf);
 	char *buf;
 	size_t len;
-	if (read_file(path, 64, &buf, &len) < 0)
+	if (vmc_read_file(path, 64, &buf, &len) < 0)
 		return 0;
 	char *end;
 	errno = 0;
@@ -664,7 +640,7 @@ static void read_lima_version(struct lima_instance *inst)
 	char path[PATH_MAX + 32], *buf;
 	size_t len;
 	snprintf(path, sizeof path, "%s/lima-version", inst->dir);
-	if (read_file(path, 256, &buf, &len) < 0)
+	if (vmc_read_file(path, 256, &buf, &len) < 0)
 		return;
 	buf[strcspn(buf, "\r\n")] = '\0';
 	snprintf(inst->lima_version, sizeof inst->lima_version, "%s", buf);
@@ -805,7 +781,7 @@ static int list_from_dir(const char *home, struct lima_instance **out, size_t *n
 			textf(err, errsize, "cannot open %s: permission denied", home);
 			return VMC_EXIT_PERMISSION;
 		}
-		textf(err, errsize, "cannot open %s:", home);
+		errorf(err, errsize, "cannot open %s:", home);
 		return VMC_EXIT_FAILURE;
 	}
 	size_t cap = 0;

@@ -4,7 +4,7 @@
 
 #include "jsonutil.h"
 #include "log.h"
-#include "textf.h"
+#include "message.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -115,7 +115,7 @@ int qmp_execute(struct qmp *q, const char *command, json_t *args, json_t **ret, 
 	int sent = write_all(q->fd, text, strlen(text)) == 0 && write_all(q->fd, "\n", 1) == 0;
 	free(text);
 	if (!sent) {
-		textf(err, errsize, "cannot send %s over QMP:", command);
+		errorf(err, errsize, "cannot send %s over QMP:", command);
 		return VMC_EXIT_FAILURE;
 	}
 	for (;;) {
@@ -169,7 +169,7 @@ int qmp_open(struct qmp *q, const char *socket_path, long timeout_ms, char *err,
 	memcpy(addr.sun_path, socket_path, strlen(socket_path) + 1);
 	q->fd = socket(AF_UNIX, SOCK_STREAM, 0);
 	if (q->fd < 0) {
-		textf(err, errsize, "socket:");
+		errorf(err, errsize, "socket:");
 		return VMC_EXIT_FAILURE;
 	}
 	fcntl(q->fd, F_SETFD, FD_CLOEXEC);
@@ -184,9 +184,9 @@ int qmp_open(struct qmp *q, const char *socket_path, long timeout_ms, char *err,
 			      socket_path);
 			return VMC_EXIT_PERMISSION;
 		}
-		textf(err, errsize,
-		      "cannot connect to QEMU's QMP socket %s: %s (is the instance running?)",
-		      socket_path, strerror(e));
+		errno = e;
+		errorf(err, errsize, "cannot connect to QEMU's QMP socket %s (is the instance running?):",
+		       socket_path);
 		return e == ENOENT ? VMC_EXIT_STOPPED : VMC_EXIT_FAILURE;
 	}
 	json_t *greeting = read_message(q, err, errsize);

@@ -4,7 +4,7 @@
 #include "jsonutil.h"
 #include "log.h"
 #include "platform/platform.h"
-#include "textf.h"
+#include "message.h"
 #include "units.h"
 
 #include <errno.h>
@@ -121,7 +121,7 @@ int cli_fail(const struct cli_opts *o, int code, const char *fmt, ...)
 	char msg[2048];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	verrorf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	fflush(stdout);
 	cli_progress_done();

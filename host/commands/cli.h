@@ -45,7 +45,8 @@ int cli_parse(const struct cli_spec *spec, int argc, char **argv, struct cli_opt
 
 /*
  * Reports an error and returns code: "vmcost: error: MSG" on stderr and, with --json, also
- * {"error": {"code": N, "message": MSG}} on stdout so scripts parsing stdout see it.
+ * {"error": {"code": N, "message": MSG}} on stdout so scripts parsing stdout see it. A format
+ * ending in ':' appends strerror(errno), as errorf() and die() do.
  */
 __attribute__((format(printf, 3, 4))) int cli_fail(const struct cli_opts *o, int code,
 						   const char *fmt, ...);

@@ -11,7 +11,7 @@
 #include "log.h"
 #include "measure/measure.h"
 #include "clients/qmp.h"
-#include "textf.h"
+#include "message.h"
 #include "units.h"
 
 #include <string.h>

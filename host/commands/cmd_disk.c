@@ -12,7 +12,7 @@
 #include "log.h"
 #include "measure/measure.h"
 #include "clients/subprocess.h"
-#include "textf.h"
+#include "message.h"
 #include "units.h"
 
 #include <errno.h>

@@ -10,7 +10,7 @@
 #include "jsonutil.h"
 #include "log.h"
 #include "clients/subprocess.h"
-#include "textf.h"
+#include "message.h"
 #include "units.h"
 
 #include <ctype.h>

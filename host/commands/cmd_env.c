@@ -7,7 +7,7 @@
 #include "commands/cli.h"
 #include "commands/commands.h"
 #include "log.h"
-#include "textf.h"
+#include "message.h"
 
 #include <string.h>
 #include <sys/stat.h>

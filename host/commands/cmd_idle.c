@@ -11,7 +11,7 @@
 #include "measure/measure.h"
 #include "stats.h"
 #include "commands/table.h"
-#include "textf.h"
+#include "message.h"
 #include "units.h"
 
 #include <errno.h>

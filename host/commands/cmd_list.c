@@ -10,7 +10,7 @@
 #include "log.h"
 #include "measure/measure.h"
 #include "commands/table.h"
-#include "textf.h"
+#include "message.h"
 #include "units.h"
 
 #include <stdlib.h>

@@ -11,6 +11,7 @@
 #include "clients/lima.h"
 #include "clients/limactl_run.h"
 #include "log.h"
+#include "message.h"
 #include "platform/platform.h"
 #include "commands/progress.h"
 #include "measure/results.h"
@@ -186,7 +187,7 @@ static int idle_cpu(pid_t pid, const struct load_opts *o, struct progress *prog,
 	}
 	struct platform_proc_sample prev, cur;
 	if (platform_proc_sample(pid, &prev) != 0) {
-		snprintf(err, errsize, "cannot sample pid %d: %s", (int)pid, strerror(errno));
+		errorf(err, errsize, "cannot sample pid %d:", (int)pid);
 		free(pct);
 		return VMC_EXIT_HELPER;
 	}
@@ -345,8 +346,7 @@ static int write_results(struct load *l, char *md, size_t mdsize, char *err, siz
 	json_object_set_new(l->doc, "files", json_pack("{s:s, s:s}", "markdown", md, "json", js));
 	if (results_write_file(md, write_markdown, l->doc) != 0 ||
 	    results_write_json(js, l->doc) != 0) {
-		snprintf(err, errsize, "cannot write results in %s: %s", l->o.results_dir,
-			 strerror(errno));
+		errorf(err, errsize, "cannot write results in %s:", l->o.results_dir);
 		return VMC_EXIT_FAILURE;
 	}
 	return VMC_EXIT_OK;

@@ -15,6 +15,7 @@
 #include "log.h"
 #include "meminfo.h"
 #include "measure/memtest_report.h"
+#include "message.h"
 #include "platform/platform.h"
 #include "measure/pressure.h"
 #include "commands/progress.h"
@@ -753,7 +754,7 @@ static int limactl_stop(const struct memtest *m, char *err, size_t errsize)
 	const char *args[] = {"stop", m->inst.name, NULL};
 	struct limactl_result r;
 	if (limactl_run(args, 400000, NULL, &r) != 0) {
-		snprintf(err, errsize, "cannot run limactl: %s", strerror(errno));
+		errorf(err, errsize, "cannot run limactl:");
 		return VMC_EXIT_FAILURE;
 	}
 	int rc = VMC_EXIT_OK;
@@ -838,7 +839,7 @@ static int run_restart(struct memtest *m, char *err, size_t errsize)
 	const char *args[] = {"start", m->inst.name, NULL};
 	struct limactl_result r;
 	if (limactl_run(args, 900000, NULL, &r) != 0) {
-		snprintf(err, errsize, "cannot run limactl: %s", strerror(errno));
+		errorf(err, errsize, "cannot run limactl:");
 		return VMC_EXIT_FAILURE;
 	}
 	int code = r.exit_code;
@@ -1047,8 +1048,7 @@ static int write_results(struct memtest *m, char *err, size_t errsize)
 	if (results_write_file(svg, write_svg, m) != 0 ||
 	    results_write_file(md, write_markdown, m->doc) != 0 ||
 	    results_write_json(js, m->doc) != 0) {
-		snprintf(err, errsize, "cannot write results in %s: %s", m->o.results_dir,
-			 strerror(errno));
+		errorf(err, errsize, "cannot write results in %s:", m->o.results_dir);
 		return VMC_EXIT_FAILURE;
 	}
 	return VMC_EXIT_OK;

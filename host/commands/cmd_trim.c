@@ -12,7 +12,7 @@
 #include "jsonutil.h"
 #include "log.h"
 #include "measure/measure.h"
-#include "textf.h"
+#include "message.h"
 #include "units.h"
 
 #include <string.h>

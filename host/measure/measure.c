@@ -3,7 +3,7 @@
 
 #include "jsonutil.h"
 #include "log.h"
-#include "textf.h"
+#include "message.h"
 
 #include <errno.h>
 #include <string.h>
@@ -37,7 +37,8 @@ int measure_errno(int e, pid_t pid, const char *what, char *err, size_t errsize)
 		      platform_os_name());
 		return VMC_EXIT_UNSUPPORTED;
 	default:
-		textf(err, errsize, "cannot read %s (pid %ld): %s", what, (long)pid, strerror(e));
+		errno = e;
+		errorf(err, errsize, "cannot read %s (pid %ld):", what, (long)pid);
 		return VMC_EXIT_FAILURE;
 	}
 }

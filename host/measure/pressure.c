@@ -3,6 +3,7 @@
 #include "measure/pressure.h"
 
 #include "log.h"
+#include "message.h"
 #include "procfs.h"
 
 #include <errno.h>
@@ -127,8 +128,7 @@ static int arm_canary(struct run *r, char *err, size_t errsize)
 	void *p =
 	    mmap(NULL, r->canary_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED) {
-		snprintf(err, errsize, "cannot map the %zu MiB canary: %s", r->canary_len >> 20,
-			 strerror(errno));
+		errorf(err, errsize, "cannot map the %zu MiB canary:", r->canary_len >> 20);
 		return -1;
 	}
 	r->canary = p;
@@ -136,8 +136,7 @@ static int arm_canary(struct run *r, char *err, size_t errsize)
 	for (size_t i = 0; i < pages; i++)
 		*(volatile uint64_t *)(r->canary + i * r->ps) = CANARY_MARK ^ i;
 	if (madvise(r->canary, r->canary_len, MADV_FREE) != 0) {
-		snprintf(err, errsize, "madvise(MADV_FREE) on the canary failed: %s",
-			 strerror(errno));
+		errorf(err, errsize, "madvise(MADV_FREE) on the canary failed:");
 		return -1;
 	}
 	r->res->canary_pages = pages;
@@ -166,9 +165,8 @@ static int touch_pressure(struct run *r, char *err, size_t errsize)
 	void *p =
 	    mmap(NULL, r->mem_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED) {
-		snprintf(err, errsize,
-			 "cannot map %zu MiB of pressure: %s (try a smaller --pressure)",
-			 r->mem_len >> 20, strerror(errno));
+		errorf(err, errsize, "cannot map %zu MiB of pressure (try a smaller --pressure):",
+		       r->mem_len >> 20);
 		return -1;
 	}
 	r->mem = p;

@@ -3,6 +3,7 @@
 
 #include "jsonutil.h"
 #include "log.h"
+#include "message.h"
 #include "platform/platform.h"
 #include "procfs.h"
 #include "clients/subprocess.h"
@@ -165,10 +166,9 @@ int results_ensure_dir(const char *dir, char *err, size_t errsize)
 		goto fail;
 	return VMC_EXIT_OK;
 fail:
-	snprintf(err, errsize,
-		 "cannot create or write results directory %s: %s (choose another "
-		 "with --results DIR)",
-		 dir, strerror(errno));
+	errorf(err, errsize,
+	       "cannot create or write results directory %s (choose another with --results DIR):",
+	       dir);
 	return VMC_EXIT_FAILURE;
 }
 

@@ -5,6 +5,7 @@
 #include "jsonutil.h"
 #include "clients/limactl_run.h"
 #include "log.h"
+#include "message.h"
 #include "procfs.h"
 #include "units.h"
 
@@ -108,8 +109,7 @@ int workload_fill(const struct lima_instance *inst, const struct fill_plan *plan
 	double t0 = now();
 	struct limactl_result r;
 	if (limactl_run(args, timeout_ms, stop, &r) != 0) {
-		snprintf(err, errsize, "cannot run limactl: %s (is Lima installed and on PATH?)",
-			 strerror(errno));
+		errorf(err, errsize, "cannot run limactl (is Lima installed and on PATH?):");
 		return VMC_EXIT_FAILURE;
 	}
 	res->seconds = now() - t0;
@@ -133,7 +133,7 @@ int workload_fill_cleanup(const struct lima_instance *inst, const struct fill_pl
 	    "vmcost-fill", fill_tmpfs(plan), fill_dir(plan), NULL};
 	struct limactl_result r;
 	if (limactl_run(args, 120000, NULL, &r) != 0) {
-		snprintf(err, errsize, "cannot run limactl: %s", strerror(errno));
+		errorf(err, errsize, "cannot run limactl:");
 		return VMC_EXIT_FAILURE;
 	}
 	int rc = VMC_EXIT_OK;

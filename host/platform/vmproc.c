@@ -8,7 +8,7 @@
 
 #include "log.h"
 #include "platform/platform.h"
-#include "textf.h"
+#include "message.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -68,7 +68,7 @@ static int find_vz_helper(const struct lima_instance *inst, const struct vmproc_
 			      inst->name);
 			return VMC_EXIT_UNSUPPORTED;
 		}
-		textf(err, errsize, "cannot list processes:");
+		errorf(err, errsize, "cannot list processes:");
 		return VMC_EXIT_FAILURE;
 	}
 	if (n > VMPROC_MAX_HELPERS)

@@ -85,6 +85,18 @@ if jq -e '.error.code == 3' "$tmp/out" >/dev/null; then ok "the error is JSON on
 fi
 expect "footprint of a stopped instance" 4 "$vmcost" footprint off
 has "stopped says how to start it" "$tmp/err" "start it with limactl start off"
+# An error keeps the reason the system gave (here: lima.yaml is a directory), on stderr and in
+# the JSON error document.
+mkdir -p "$LIMA_HOME/odd/lima.yaml"
+expect "footprint of an instance whose lima.yaml is a directory" 1 "$vmcost" footprint odd --json
+has "the message says why lima.yaml cannot be read" "$tmp/err" "odd/lima.yaml: Is a directory"
+if jq -e '.error.code == 1 and (.error.message | endswith("lima.yaml: Is a directory"))' \
+	"$tmp/out" >/dev/null; then
+	ok "the JSON error keeps the reason"
+else
+	fail "JSON error without the reason: $(cat "$tmp/out")"
+fi
+rm -r "$LIMA_HOME/odd"
 expect "idle with a bad DURATION" 2 "$vmcost" idle dev soon
 expect "idle dev 0.4 0.2" 0 "$vmcost" idle dev 0.4 0.2 --json
 if jq -e '(.samples | length) == 2' "$tmp/out" >/dev/null; then ok "idle: 2 intervals"; else

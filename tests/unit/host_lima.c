@@ -334,12 +334,55 @@ TEST(stopped_unknown_and_malformed)
 	CHECK_INT(lima_instance_load("bad", &inst, err, sizeof err), VMC_EXIT_MALFORMED);
 	CHECK_CONTAINS(err, "bad/lima.yaml: line 2: memory");
 
-	if (geteuid() != 0) {
-		t_write("vmType: qemu\n", "lima/priv/lima.yaml");
-		t_chmod("lima/priv/lima.yaml", 0);
-		CHECK_INT(lima_instance_load("priv", &inst, err, sizeof err), VMC_EXIT_PERMISSION);
-		t_chmod("lima/priv/lima.yaml", 0644);
+}
+
+/* lima_instance_load of NAME as user nobody when we are root (CI), else as ourselves. */
+static int load_as_unprivileged(const char *name)
+{
+	struct lima_instance inst;
+	if (geteuid() != 0)
+		return lima_instance_load(name, &inst, err, sizeof err);
+	chmod(t_root, 0755);
+	pid_t child = fork();
+	if (child == 0) {
+		if (setgid(65534) != 0 || setuid(65534) != 0)
+			_exit(99);
+		_exit(lima_instance_load(name, &inst, err, sizeof err));
 	}
+	int status = 0;
+	waitpid(child, &status, 0);
+	chmod(t_root, 0700);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(unreadable_lima_yaml_is_a_permission_error)
+{
+	t_write("vmType: qemu\n", "lima/priv/lima.yaml");
+	t_chmod("lima/priv/lima.yaml", 0);
+	CHECK_INT(load_as_unprivileged("priv"), VMC_EXIT_PERMISSION);
+	t_chmod("lima/priv/lima.yaml", 0644);
+}
+
+/* The reason the system gave survives into the message (issue 10 item 3). */
+TEST(read_errors_keep_their_reason)
+{
+	struct lima_instance inst;
+	t_write("x\n", "lima/dirc/lima.yaml/inside");
+	CHECK_INT(lima_instance_load("dirc", &inst, err, sizeof err), VMC_EXIT_FAILURE);
+	CHECK_CONTAINS(err, "dirc/lima.yaml: Is a directory");
+
+	/* A LIMA_HOME that is a file: listing says why it cannot be opened. */
+	char home[4200], file[4200];
+	snprintf(home, sizeof home, "%s", getenv("LIMA_HOME"));
+	snprintf(file, sizeof file, "%s/lima/dirc/lima.yaml/inside", t_root);
+	setenv("LIMA_HOME", file, 1);
+	struct lima_instance *list;
+	size_t n;
+	CHECK_INT(lima_instance_list(&list, &n, err, sizeof err), VMC_EXIT_FAILURE);
+	CHECK_CONTAINS(err, "inside: Not a directory");
+	setenv("LIMA_HOME", home, 1);
+	snprintf(file, sizeof file, "/bin/rm -rf '%s/lima/dirc'", t_root);
+	CHECK_INT(system(file), 0);
 }
 
 TEST(config_layers_merge_like_lima)
@@ -462,6 +505,8 @@ int main(void)
 	RUN(vz_directory_defaults);
 	RUN(krunkit_directory_and_stale_files);
 	RUN(stopped_unknown_and_malformed);
+	RUN(unreadable_lima_yaml_is_a_permission_error);
+	RUN(read_errors_keep_their_reason);
 	RUN(config_layers_merge_like_lima);
 	RUN(list_from_directories);
 	RUN(fake_limactl_on_path);
