@@ -4,8 +4,9 @@
 # naming the page and the item, on each kind of mismatch planted in a copy of the files it reads
 # or in the help of a wrapped program: an option --help lists that the manual lacks and the
 # reverse, a command without a page, a page without a command, a changed usage line or summary,
-# README's exit codes against the enum, the agent's commands and options, its config keys and
-# defaults, its HTTP routes. tests/man-lint is shown to fail on a page with a bad macro.
+# README's exit codes against the enum, README's table of commands, the agent's commands and
+# options, its config keys and defaults, its HTTP routes (in the manuals and in
+# docs/agent-api.md). tests/man-lint is shown to fail on a page with a bad macro.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/suite.sh
@@ -50,6 +51,7 @@ copy() {
 	dir=$tmp/$1
 	mkdir -p "$dir/lib" "$dir/guest-agent" "$dir/provision" "$dir/host" "$dir/docs"
 	cp -R docs/man "$dir/docs/"
+	cp docs/agent-api.md "$dir/docs/"
 	cp README.md "$dir/"
 	cp lib/log.h "$dir/lib/"
 	cp guest-agent/server_route.c "$dir/guest-agent/"
@@ -104,6 +106,8 @@ rejects "a config key the parser knows that vmcost-agent.yaml(5) lacks" "$d" \
 	'docs/man/vmcost-agent.yaml.5.scd: key "frobnicate" is in the config parser'
 rejects "... nor provision/vmcost-agent.yaml" "$d" \
 	'provision/vmcost-agent.yaml: key "frobnicate" is in the config parser'
+rejects "... nor docs/agent-api.md's configuration table" "$d" \
+	"docs/agent-api.md: key \"frobnicate\" is in the config parser's keys but not in docs/agent-api.md's configuration table"
 
 # --- the manuals, README and the config file changed, the programs not (independent plants,
 # each with its own message)
@@ -125,6 +129,11 @@ edit "$m/vmcost-agent.yaml.5.scd" awk '/^\*max-request:\*/ { skip = 2 } skip { s
 edit "$m/vmcost-agent.yaml.5.scd" sed 's/^\*floor:\* _size_, default \*128MiB\*/*floor:* _size_, default *256MiB*/'
 edit "$d/provision/vmcost-agent.yaml" grep -v '^log-level:'
 printf '/* planted */ {"/v1/frobnicate", "DELETE", NULL},\n' >>"$d/guest-agent/server_route.c"
+edit "$d/README.md" grep -v '(docs/man/vmcost-trim.1.scd)'
+# shellcheck disable=SC2016 # Markdown backquotes, not command substitution
+edit "$d/docs/agent-api.md" grep -v '^| GET | `/v1/checks` |'
+# shellcheck disable=SC2016 # Markdown backquotes, not command substitution
+edit "$d/docs/agent-api.md" sed 's/^| `idle-load1` | `0.2` |/| `idle-load1` | `0.3` |/'
 
 rejects "an option missing from the manual" "$d" \
 	'docs/man/vmcost-footprint.1.scd: option "--watch" is in vmcost footprint --help but not in its OPTIONS'
@@ -157,6 +166,14 @@ rejects "a key missing from provision/vmcost-agent.yaml" "$d" \
 	"provision/vmcost-agent.yaml: key \"log-level\" is in the config parser's keys"
 rejects "an HTTP route the agent serves but vmcost-agent(8) does not list" "$d" \
 	'route "DELETE /v1/frobnicate" is in guest-agent/server_route.c but not in vmcost-agent(8)'
+rejects "... nor docs/agent-api.md" "$d" \
+	"docs/agent-api.md: route \"DELETE /v1/frobnicate\" is in guest-agent/server_route.c but not in docs/agent-api.md's endpoint table"
+rejects "a route docs/agent-api.md's table lost" "$d" \
+	"docs/agent-api.md: route \"GET /v1/checks\" is in guest-agent/server_route.c"
+rejects "a default in docs/agent-api.md's configuration table that the default file does not give" "$d" \
+	'docs/agent-api.md: the default of idle-load1 is "0.3" here but "0.2" in provision/vmcost-agent.yaml'
+rejects "a command README's table of commands does not link" "$d" \
+	'README.md: the table of commands has no row linking docs/man/vmcost-trim.1.scd (vmcost trim)'
 
 # --- a new exit code in the source only
 d=$(copy enum)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# README's "Source layout" section and the tree agree: every top-level folder and every room of
-# host/ in the repository is listed there, and every folder listed there exists.
+# The "Source layout" section of docs/development.md and the tree agree: every top-level folder and
+# every room of host/ in the repository is listed there, and every folder listed there exists.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/suite.sh
@@ -11,14 +11,15 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 
 # The folders as the section lists them: "name/" at the start of a line (top level) or after two
 # spaces (a room of host/).
-sed -n '/<!-- section:layout -->/,/<!-- \/section:layout -->/p' README.md >"$tmp/section"
+doc=docs/development.md
+sed -n '/<!-- section:layout -->/,/<!-- \/section:layout -->/p' "$doc" >"$tmp/section"
 sed -n 's|^\([a-z][a-z-]*\)/ .*|\1|p' "$tmp/section" | sort >"$tmp/listed-top"
 sed -n 's|^  \([a-z][a-z-]*\)/ .*|host/\1|p' "$tmp/section" | sort >"$tmp/listed-host"
 
 if [ -s "$tmp/listed-top" ] && [ -s "$tmp/listed-host" ]; then
-	ok "README has a layout section listing folders and host/ rooms"
+	ok "$doc has a layout section listing folders and host/ rooms"
 else
-	fail "README has no <!-- section:layout --> listing folders and host/ rooms"
+	fail "$doc has no <!-- section:layout --> listing folders and host/ rooms"
 fi
 
 # The tree: folders holding tracked files (a fresh clone has exactly these).
@@ -33,11 +34,11 @@ fi
 for kind in top host; do
 	missing=$(comm -23 "$tmp/tree-$kind" "$tmp/listed-$kind" | tr '\n' ' ')
 	extra=$(comm -13 "$tmp/tree-$kind" "$tmp/listed-$kind" | tr '\n' ' ')
-	if [ -z "$missing" ]; then ok "every $kind folder is in README's layout"; else
-		fail "README's layout does not list: $missing"
+	if [ -z "$missing" ]; then ok "every $kind folder is in $doc's layout"; else
+		fail "$doc's layout does not list: $missing"
 	fi
-	if [ -z "$extra" ]; then ok "every $kind folder README lists exists"; else
-		fail "README's layout lists folders that do not exist: $extra"
+	if [ -z "$extra" ]; then ok "every $kind folder $doc lists exists"; else
+		fail "$doc's layout lists folders that do not exist: $extra"
 	fi
 done
 # No source file left flat in host/: new host code goes into a room.
