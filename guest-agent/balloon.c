@@ -4,6 +4,7 @@
 #include "agent.h"
 #include "jsonutil.h"
 #include "meminfo.h"
+#include "message.h"
 #include "procfs.h"
 #include "units.h"
 #include "vmstat.h"
@@ -239,14 +240,10 @@ int balloon_set_order(int order, char *note, size_t notesize, char *err, size_t 
 	char value[16];
 	snprintf(value, sizeof value, "%d", order);
 	if (vmc_fs_write(BALLOON_ORDER_PATH, value) < 0) {
-		int saved = errno;
-		if (saved == EACCES || saved == EPERM)
-			snprintf(err, errsize, "cannot write %s: %s: run as root",
-				 BALLOON_ORDER_PATH, strerror(saved));
+		if (errno == EACCES || errno == EPERM)
+			errorf(err, errsize, "cannot write %s (run as root):", BALLOON_ORDER_PATH);
 		else
-			snprintf(err, errsize, "the kernel refused page_reporting_order %d: %s",
-				 order, strerror(saved));
-		errno = saved;
+			errorf(err, errsize, "the kernel refused page_reporting_order %d:", order);
 		return -1;
 	}
 	if (is_61_semantics(&b) && !balloon_reporting_active(&b))

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "log.h"
+#include "message.h"
 #include "readfile.h"
 #include "units.h"
 #include "yamlutil.h"
@@ -342,6 +343,7 @@ int agent_config_parse(const char *buf, size_t len, const char *name, struct age
 /* Why a config could not be read, as an exit code: the README's table, never the text. */
 static int read_failure(int errnum, const char *path, bool must_exist, char *err, size_t errsize)
 {
+	errno = errnum;
 	switch (errnum) {
 	case EFBIG:
 		snprintf(err, errsize, "%s: larger than %u KiB: not a vmcost-agent config", path,
@@ -349,16 +351,18 @@ static int read_failure(int errnum, const char *path, bool must_exist, char *err
 		return VMC_EXIT_MALFORMED;
 	case EACCES:
 	case EPERM:
-		snprintf(err, errsize, "%s: cannot read: %s (run as root)", path, strerror(errnum));
+		errorf(err, errsize, "%s: cannot read (run as root):", path);
 		return VMC_EXIT_PERMISSION;
 	case ENOENT:
 	case ENOTDIR:
 	case EISDIR:
-		snprintf(err, errsize, "%s: cannot read: %s%s", path, strerror(errnum),
-			 must_exist ? " (--config names a file that is not there)" : "");
+		errorf(err, errsize,
+		       must_exist ? "%s: cannot read (check the --config path):"
+				  : "%s: cannot read:",
+		       path);
 		return must_exist ? VMC_EXIT_USAGE : VMC_EXIT_FAILURE;
 	default:
-		snprintf(err, errsize, "%s: cannot read: %s", path, strerror(errnum));
+		errorf(err, errsize, "%s: cannot read:", path);
 		return VMC_EXIT_FAILURE;
 	}
 }

@@ -10,6 +10,7 @@
 #include "server_socket.h"
 
 #include "log.h"
+#include "message.h"
 #include "procfs.h"
 
 #include <errno.h>
@@ -143,8 +144,7 @@ static int check_component(const char *dir, bool last, char *err, size_t errsize
 {
 	struct stat sb;
 	if (lstat(dir, &sb) < 0) {
-		snprintf(err, errsize, "cannot check the socket's directory %s: %s", dir,
-			 strerror(errno));
+		errorf(err, errsize, "cannot check the socket's directory %s:", dir);
 		return -1;
 	}
 	if (!S_ISDIR(sb.st_mode)) {
@@ -189,8 +189,11 @@ static int safe_directory(const char *path, char *resolved, char *err, size_t er
 	else
 		*slash = '\0';
 	if (!realpath(dir, resolved)) {
-		snprintf(err, errsize, "cannot create the socket %s: %s%s", path, strerror(errno),
-			 errno == ENOENT ? " (its directory does not exist)" : "");
+		errorf(err, errsize,
+		       errno == ENOENT
+			   ? "cannot create the socket %s (its directory does not exist):"
+			   : "cannot create the socket %s:",
+		       path);
 		return -1;
 	}
 	size_t len = strlen(resolved);
@@ -234,7 +237,7 @@ static int clear_socket_path(const char *path, char *err, size_t errsize)
 	if (lstat(path, &sb) < 0) {
 		if (errno == ENOENT)
 			return 0;
-		snprintf(err, errsize, "cannot check %s: %s", path, strerror(errno));
+		errorf(err, errsize, "cannot check %s:", path);
 		return -1;
 	}
 	if (!S_ISSOCK(sb.st_mode)) {
@@ -250,7 +253,7 @@ static int clear_socket_path(const char *path, char *err, size_t errsize)
 		return -1;
 	int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (probe < 0) {
-		snprintf(err, errsize, "socket: %s", strerror(errno));
+		errorf(err, errsize, "socket:");
 		return -1;
 	}
 	int rc = connect(probe, (const struct sockaddr *)&addr, sizeof addr);
@@ -264,12 +267,12 @@ static int clear_socket_path(const char *path, char *err, size_t errsize)
 		return -1;
 	}
 	if (saved != ECONNREFUSED) {
-		snprintf(err, errsize, "cannot probe %s: %s", path, strerror(saved));
+		errno = saved;
+		errorf(err, errsize, "cannot probe %s:", path);
 		return -1;
 	}
 	if (unlink(path) < 0 && errno != ENOENT) {
-		snprintf(err, errsize, "cannot remove the stale socket %s: %s", path,
-			 strerror(errno));
+		errorf(err, errsize, "cannot remove the stale socket %s:", path);
 		return -1;
 	}
 	info("removed the stale socket %s", path);
@@ -301,7 +304,7 @@ static int bind_private(int fd, const char *tmp, const struct agent_config *cfg,
 	if (unix_address(tmp, &addr, err, errsize) < 0)
 		return -1;
 	if (bind(fd, (const struct sockaddr *)&addr, sizeof addr) < 0) {
-		snprintf(err, errsize, "cannot create the socket %s: %s", tmp, strerror(errno));
+		errorf(err, errsize, "cannot create the socket %s:", tmp);
 		return -1;
 	}
 	uid_t uid;
@@ -309,15 +312,13 @@ static int bind_private(int fd, const char *tmp, const struct agent_config *cfg,
 	socket_ids(cfg, &uid, &gid);
 	struct stat sb;
 	if (lchown(tmp, uid, gid) < 0) {
-		snprintf(err, errsize, "cannot give %s to %s:%s (%u:%u): %s", cfg->socket_path,
-			 cfg->socket_owner, cfg->socket_group, (unsigned)uid, (unsigned)gid,
-			 strerror(errno));
+		errorf(err, errsize, "cannot give %s to %s:%s (%u:%u):", cfg->socket_path,
+		       cfg->socket_owner, cfg->socket_group, (unsigned)uid, (unsigned)gid);
 		return -1;
 	}
 	/* No lchmod on Linux; in a directory only we can enter, tmp is the socket we bound. */
 	if (chmod(tmp, (mode_t)cfg->socket_mode) < 0 || lstat(tmp, &sb) < 0) {
-		snprintf(err, errsize, "cannot chmod %04o %s: %s", cfg->socket_mode,
-			 cfg->socket_path, strerror(errno));
+		errorf(err, errsize, "cannot chmod %04o %s:", cfg->socket_mode, cfg->socket_path);
 		return -1;
 	}
 	sock->dev = sb.st_dev;
@@ -342,28 +343,26 @@ int server_listen_unix(const struct agent_config *cfg, struct server_socket *soc
 	    clear_socket_path(path, err, errsize) < 0)
 		return -1;
 	if (!mkdtemp(tmpdir)) {
-		snprintf(err, errsize, "cannot create a private directory in %s: %s", dir,
-			 strerror(errno));
+		errorf(err, errsize, "cannot create a private directory in %s:", dir);
 		return -1;
 	}
 	snprintf(tmp, sizeof tmp, "%s/s", tmpdir);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		snprintf(err, errsize, "socket: %s", strerror(errno));
+		errorf(err, errsize, "socket:");
 		rmdir(tmpdir);
 		return -1;
 	}
 	int rc = bind_private(fd, tmp, cfg, sock, err, errsize);
 	/* link() never replaces: a file that appeared at path since we cleared it stays. */
 	if (rc == 0 && link(tmp, path) < 0) {
-		snprintf(err, errsize, "cannot put the socket in place at %s: %s", path,
-			 strerror(errno));
+		errorf(err, errsize, "cannot put the socket in place at %s:", path);
 		rc = -1;
 	}
 	unlink(tmp);
 	rmdir(tmpdir);
 	if (rc == 0 && listen(fd, 64) < 0) {
-		snprintf(err, errsize, "listen on %s: %s", path, strerror(errno));
+		errorf(err, errsize, "listen on %s:", path);
 		unlink(path);
 		rc = -1;
 	}

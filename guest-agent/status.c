@@ -8,6 +8,7 @@
 #include "kernel.h"
 #include "loadavg.h"
 #include "meminfo.h"
+#include "message.h"
 #include "psi.h"
 #include "trim.h"
 #include "units.h"
@@ -110,7 +111,7 @@ json_t *agent_status(struct agent_state *st, char *err, size_t errsize)
 {
 	struct vmc_meminfo mi;
 	if (vmc_meminfo_read(&mi) < 0) {
-		snprintf(err, errsize, "cannot read /proc/meminfo: %s", strerror(errno));
+		errorf(err, errsize, "cannot read /proc/meminfo:");
 		return NULL;
 	}
 	struct balloon_info b;

@@ -4,6 +4,7 @@
 #include "balloon.h"
 #include "jsonutil.h"
 #include "log.h"
+#include "message.h"
 #include "procfs.h"
 #include "state.h"
 #include "units.h"
@@ -282,8 +283,7 @@ static int reclaim_steps(struct pass *p, char *err, size_t errsize)
 			set_format(p, RECLAIM_FORMAT_SWAPPINESS);
 		if (vmc_meminfo_read(&cur) < 0) {
 			p->errnum = errno;
-			snprintf(err, errsize, "cannot read /proc/meminfo after reclaim: %s",
-				 strerror(p->errnum));
+			errorf(err, errsize, "cannot read /proc/meminfo after reclaim:");
 			return -1;
 		}
 		uint64_t now = trim_reclaimable(&cur);
@@ -295,16 +295,17 @@ static int reclaim_steps(struct pass *p, char *err, size_t errsize)
 		}
 		if (rc < 0) {
 			if (auto_method && p->steps == 1) {
-				snprintf(p->fallback, sizeof p->fallback, "%s: %s",
-					 TRIM_RECLAIM_PATH, strerror(e));
+				errno = e;
+				errorf(p->fallback, sizeof p->fallback, "%s:", TRIM_RECLAIM_PATH);
 				return 1;
 			}
 			if (!auto_method && p->steps == 1) {
-				p->errnum = e;
-				snprintf(err, errsize,
-					 "cannot write %s: %s: set method: auto (falls back to "
-					 "drop_caches) in the agent config",
-					 TRIM_RECLAIM_PATH, strerror(e));
+				p->errnum = errno = e;
+				errorf(
+				    err, errsize,
+				    "cannot write %s (set method: auto in the agent config to fall "
+				    "back to drop_caches):",
+				    TRIM_RECLAIM_PATH);
 				return -1;
 			}
 			break; /* some cache is gone already; the next pass tries again */
@@ -321,9 +322,10 @@ static int drop_caches(struct pass *p, char *err, size_t errsize)
 	/* 1 = page cache only: dentries and inodes are small and costly to rebuild. */
 	if (pass_write(p, TRIM_DROP_CACHES_PATH, "1") < 0) {
 		p->errnum = errno;
-		snprintf(err, errsize, "cannot write %s: %s%s", TRIM_DROP_CACHES_PATH,
-			 strerror(p->errnum),
-			 p->errnum == EACCES || p->errnum == EPERM ? ": run as root" : "");
+		errorf(err, errsize,
+		       errno == EACCES || errno == EPERM ? "cannot write %s (run as root):"
+							 : "cannot write %s:",
+		       TRIM_DROP_CACHES_PATH);
 		return -1;
 	}
 	p->steps++;
@@ -559,7 +561,7 @@ static json_t *run_pass(struct pass *p, bool dry_run, bool force, double start, 
 	char reason[256];
 	if (vmc_meminfo_read(&p->before) < 0) {
 		p->errnum = errno;
-		snprintf(err, errsize, "cannot read /proc/meminfo: %s", strerror(p->errnum));
+		errorf(err, errsize, "cannot read /proc/meminfo:");
 		return NULL;
 	}
 	p->floor = p->cfg->floor_bytes;

@@ -4,6 +4,7 @@
 #include "agent.h"
 #include "clock.h"
 #include "jsonutil.h"
+#include "message.h"
 #include "procfs.h"
 #include "proclist.h"
 #include "procpid.h"
@@ -312,7 +313,7 @@ json_t *wakeups_measure(double seconds, void (*tick)(double left, void *ctx), vo
 	}
 	struct wake_sample a, b;
 	if (wake_sample_take(&a) < 0) {
-		snprintf(err, errsize, "cannot sample /proc: %s", strerror(errno));
+		errorf(err, errsize, "cannot sample /proc:");
 		return NULL;
 	}
 	if (!a.has_irq && !a.has_stat) {
@@ -330,8 +331,10 @@ json_t *wakeups_measure(double seconds, void (*tick)(double left, void *ctx), vo
 		vmc_sleep_s(tick && left > 1 ? 1 : left);
 	}
 	if (wake_sample_take(&b) < 0) {
+		int saved = errno;
 		wake_sample_free(&a);
-		snprintf(err, errsize, "cannot sample /proc: %s", strerror(errno));
+		errno = saved;
+		errorf(err, errsize, "cannot sample /proc:");
 		return NULL;
 	}
 	json_t *doc = wakeups_between(&a, &b, getpid());

@@ -87,7 +87,7 @@ fi
 # ---- bad command lines and configs ------------------------------------------------------------
 expect "unknown run option is a usage error" 2 "unknown option" "$agent" run --bogus
 expect "--config without a file is a usage error" 2 "--config needs a file" "$agent" run --config
-expect "a missing --config file is a usage error" 2 "cannot read: No such file or directory" \
+expect "a missing --config file is a usage error" 2 "cannot read (check the --config path): No such file or directory" \
 	"$agent" run --config "$tmp/absent.yaml"
 config "$tmp/unknown.yaml" "interval: 10m" "# comment" "flor: 1G"
 expect "an unknown key names file, line and key" 8 "unknown.yaml:3: key \"flor\": unknown key" \

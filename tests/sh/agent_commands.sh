@@ -65,9 +65,9 @@ run "balloon: --order without a value" 2 "$agent" balloon --order
 run "run --json is refused" 2 "$agent" --json run
 # Config read failures: each its own exit code (README table), each with its reason.
 run "trim: missing config file" 2 "$agent" trim --dry-run --config "$tmp/nope.yaml"
-has "missing config: the reason" err "nope.yaml: cannot read: No such file or directory"
+has "missing config: the reason" err "nope.yaml: cannot read (check the --config path): No such file or directory"
 run "trim: a directory as config" 2 "$agent" trim --dry-run --config "$tmp"
-has "directory as config: the reason, not EIO" err "cannot read: Is a directory"
+has "directory as config: the reason, not EIO" err "cannot read (check the --config path): Is a directory"
 printf 'flor: 1GiB\n' >"$tmp/bad.yaml"
 run "trim: bad config" 8 "$agent" trim --dry-run --config "$tmp/bad.yaml"
 has "bad config names file, line and key" err "bad.yaml:1: key \"flor\""
@@ -86,7 +86,7 @@ if [ "$(id -u)" -ne 0 ] || command -v setpriv >/dev/null 2>&1; then
 	printf 'interval: 1m\n' >"$tmp/locked.yaml"
 	chmod 000 "$tmp/locked.yaml"
 	run "trim: unreadable config" 7 as_user "$agent" trim --dry-run --config "$tmp/locked.yaml"
-	has "unreadable config: the reason" err "locked.yaml: cannot read: Permission denied"
+	has "unreadable config: the reason" err "locked.yaml: cannot read (run as root): Permission denied"
 	printf 'floor: 0\n' >"$tmp/floor0.yaml"
 	chmod 644 "$tmp/floor0.yaml"
 	run "trim by an unprivileged user" 7 as_user "$agent" trim --force --config "$tmp/floor0.yaml"

@@ -270,7 +270,7 @@ TEST(missing_file_is_fine_only_when_optional)
 	CHECK(same_config(&cfg, &def));
 	err[0] = '\0';
 	CHECK_INT(agent_config_load(path, true, &cfg, err, sizeof err), VMC_EXIT_USAGE);
-	CHECK_CONTAINS(err, "absent.yaml: cannot read: No such file or directory");
+	CHECK_CONTAINS(err, "absent.yaml: cannot read (check the --config path): No such file or directory");
 }
 
 /* Root reads mode-000 files: load in a child that is nobody (65534), err copied back. */
@@ -305,14 +305,14 @@ TEST(read_failures_have_their_own_exit_codes)
 	struct agent_config cfg;
 	char path[256];
 	CHECK_INT(agent_config_load(tmpdir, true, &cfg, err, sizeof err), VMC_EXIT_USAGE);
-	CHECK_CONTAINS(err, "cannot read: Is a directory");
+	CHECK_CONTAINS(err, "cannot read (check the --config path): Is a directory");
 	CHECK_INT(agent_config_load(tmpdir, false, &cfg, err, sizeof err), VMC_EXIT_FAILURE);
 	CHECK_CONTAINS(err, "cannot read: Is a directory");
 	snprintf(path, sizeof path, "%s/file", tmpdir);
 	write_file(path, "interval: 1m\n");
 	snprintf(path, sizeof path, "%s/file/agent.yaml", tmpdir);
 	CHECK_INT(agent_config_load(path, true, &cfg, err, sizeof err), VMC_EXIT_USAGE);
-	CHECK_CONTAINS(err, "cannot read: Not a directory");
+	CHECK_CONTAINS(err, "cannot read (check the --config path): Not a directory");
 	snprintf(path, sizeof path, "%s/file", tmpdir);
 	unlink(path);
 	snprintf(path, sizeof path, "%s/locked.yaml", tmpdir);
@@ -320,7 +320,7 @@ TEST(read_failures_have_their_own_exit_codes)
 	chmod(path, 0);
 	chmod(tmpdir, 0755);
 	CHECK_INT(load_as_nobody(path), VMC_EXIT_PERMISSION);
-	CHECK_CONTAINS(err, "locked.yaml: cannot read: Permission denied (run as root)");
+	CHECK_CONTAINS(err, "locked.yaml: cannot read (run as root): Permission denied");
 	chmod(tmpdir, 0700);
 	unlink(path);
 }
