@@ -9,6 +9,7 @@
 #include "config.h"
 #include "log.h"
 #include "procfs.h"
+#include "scratch.h"
 #include "server.h"
 
 #include <curl/curl.h>
@@ -629,18 +630,6 @@ TEST(a_slow_wakeups_request_does_not_stall_status_or_trim)
 	json_decref(trim.body);
 }
 
-static int connect_to(const char *path)
-{
-	struct sockaddr_un addr = {.sun_family = AF_UNIX};
-	snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path);
-	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	if (connect(fd, (struct sockaddr *)&addr, sizeof addr) < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 TEST(a_second_server_on_a_live_socket_is_refused)
 {
 	char err[256] = "";
@@ -658,7 +647,7 @@ TEST(stop_removes_the_socket_file)
 	CHECK_INT(server_stop(srv, 2.0), 0);
 	srv = NULL;
 	CHECK(access(cfg.socket_path, F_OK) < 0 && errno == ENOENT);
-	CHECK_INT(connect_to(cfg.socket_path), -1);
+	CHECK_INT(scratch_connect(cfg.socket_path), -1);
 }
 
 TEST(stop_waits_for_requests_in_flight_only_as_long_as_the_grace)

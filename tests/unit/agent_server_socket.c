@@ -10,6 +10,7 @@
 #include "config.h"
 #include "log.h"
 #include "procfs.h"
+#include "scratch.h"
 #include "server.h"
 
 #include <errno.h>
@@ -54,29 +55,6 @@ static void remove_dir(const char *rel)
 	rmdir(path);
 }
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		perror(path);
-		exit(2);
-	}
-	fputs(text, f);
-	fclose(f);
-}
-
-static int connect_to(const char *path)
-{
-	struct sockaddr_un addr = {.sun_family = AF_UNIX};
-	snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path);
-	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	if (connect(fd, (struct sockaddr *)&addr, sizeof addr) < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 /* Nothing but the listed names is left in tmpdir/rel (no private directory, no socket). */
 static int entries_in(const char *rel)
 {
@@ -93,10 +71,10 @@ TEST(owner_and_group_names_resolve_through_the_files_under_the_fs_root)
 	char path[256];
 	make_dir("etc", 0755);
 	snprintf(path, sizeof path, "%s/etc/group", tmpdir);
-	write_file(path, "root:x:0:\nwheel:x:10:root\ndocker:x:998:alice,bob\nlima:x:1000:\n");
+	scratch_write(path, "root:x:0:\nwheel:x:10:root\ndocker:x:998:alice,bob\nlima:x:1000:\n");
 	snprintf(path, sizeof path, "%s/etc/passwd", tmpdir);
-	write_file(path, "root:x:0:0:root:/root:/bin/sh\n"
-			 "alice:x:501:1000:Alice:/home/alice.linux:/bin/bash\n");
+	scratch_write(path, "root:x:0:0:root:/root:/bin/sh\n"
+			    "alice:x:501:1000:Alice:/home/alice.linux:/bin/bash\n");
 	vmc_fs_set_root(tmpdir);
 	gid_t gid = 12345;
 	uid_t uid = 12345;
@@ -152,7 +130,7 @@ TEST(the_socket_has_owner_group_and_mode_from_the_config)
 	CHECK_INT(sb.st_gid, 4321);
 	CHECK_STR(sock.path, cfg.socket_path);
 	CHECK(sock.dev == sb.st_dev && sock.ino == sb.st_ino);
-	int client = connect_to(cfg.socket_path);
+	int client = scratch_connect(cfg.socket_path);
 	CHECK(client >= 0);
 	close(client);
 	close(sock.fd);
@@ -191,21 +169,21 @@ TEST(stale_live_and_foreign_files_at_the_path)
 	err[0] = '\0';
 	CHECK_INT(server_listen_unix(&cfg, &sock, err, sizeof err), 0);
 	CHECK_STR(err, "");
-	int client = connect_to(cfg.socket_path);
+	int client = scratch_connect(cfg.socket_path);
 	CHECK(client >= 0);
 	close(client);
 
 	/* A live one is somebody's: refuse and leave it serving. */
 	CHECK_INT(server_listen_unix(&cfg, &second, err, sizeof err), -1);
 	CHECK_CONTAINS(err, "another process is serving");
-	client = connect_to(cfg.socket_path);
+	client = scratch_connect(cfg.socket_path);
 	CHECK(client >= 0);
 	close(client);
 	close(sock.fd);
 	unlink(cfg.socket_path);
 
 	/* A regular file is someone else's: refuse and leave it. */
-	write_file(cfg.socket_path, "precious\n");
+	scratch_write(cfg.socket_path, "precious\n");
 	CHECK_INT(server_listen_unix(&cfg, &sock, err, sizeof err), -1);
 	CHECK_CONTAINS(err, "exists and is not a socket");
 	struct stat sb;
@@ -225,7 +203,7 @@ TEST(a_symlink_at_the_path_is_refused_and_not_followed)
 	struct agent_config cfg = socket_config("agent.sock", "root", "4321", 0666);
 	char victim[256];
 	snprintf(victim, sizeof victim, "%s/victim", tmpdir);
-	write_file(victim, "x");
+	scratch_write(victim, "x");
 	chmod(victim, 0600);
 	CHECK_INT(symlink(victim, cfg.socket_path), 0);
 	struct server_socket sock;
@@ -362,7 +340,7 @@ TEST(a_symlink_swapped_in_during_creation_is_never_followed)
 	char dir[256], victim[256];
 	snprintf(dir, sizeof dir, "%s/race", tmpdir);
 	snprintf(victim, sizeof victim, "%s/victim", tmpdir);
-	write_file(victim, "root's\n");
+	scratch_write(victim, "root's\n");
 	chmod(victim, 0600);
 	struct attacker a = {dir, cfg.socket_path, victim, false, 0};
 	pthread_t thread;

@@ -7,6 +7,7 @@
 #define VMC_FAKEROOT_H
 
 #include "procfs.h"
+#include "scratch.h"
 
 #include <errno.h>
 #include <ftw.h>
@@ -49,13 +50,7 @@ static inline void fakeroot_write(const char *rel, const char *text)
 	char path[4096];
 	snprintf(path, sizeof path, "%s%s", fakeroot_dir, rel);
 	fakeroot_mkdirs(path);
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		perror(path);
-		exit(2);
-	}
-	fputs(text, f);
-	fclose(f);
+	scratch_write(path, text);
 }
 
 static inline void fakeroot_symlink(const char *target, const char *rel)

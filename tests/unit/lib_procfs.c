@@ -2,6 +2,7 @@
 #include "check.h"
 #include "meminfo.h"
 #include "procfs.h"
+#include "scratch.h"
 #include "stats.h"
 
 #include <errno.h>
@@ -16,13 +17,7 @@ static void write_file(const char *rel, const char *text)
 {
 	char path[512];
 	snprintf(path, sizeof path, "%s%s", root, rel);
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		perror(path);
-		exit(2);
-	}
-	fputs(text, f);
-	fclose(f);
+	scratch_write(path, text);
 }
 
 static const char meminfo_618[] = "MemTotal:        6085560 kB\n"

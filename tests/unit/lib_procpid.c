@@ -3,6 +3,7 @@
 #include "check.h"
 #include "procfs.h"
 #include "procpid.h"
+#include "scratch.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -22,13 +23,7 @@ static void write_file(const char *rel, const char *text)
 		mkdir(dir, 0755);
 		*s = '/';
 	}
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		perror(path);
-		exit(2);
-	}
-	fputs(text, f);
-	fclose(f);
+	scratch_write(path, text);
 }
 
 /* A QEMU process on a 6.18 host, trimmed to the lines around the ones we read. */
