@@ -73,7 +73,17 @@ check() { # scope
 	check_libs
 	if [ "$1" = all ] && [ "$os" = Linux ]; then
 		check_tools "$TOOLS_TEST $TOOLS_MUSL"
+		check_fuzz_runtime
 	fi
+}
+
+# make fuzz links libFuzzer with ASan: clang alone (without Recommends) lacks their runtimes.
+check_fuzz_runtime() {
+	command -v clang >/dev/null 2>&1 || return 0
+	rt=$(clang -print-file-name="libclang_rt.fuzzer-$(uname -m).a" 2>/dev/null)
+	[ -f "$rt" ] && return 0
+	version=$(clang -dumpversion 2>/dev/null | cut -d. -f1)
+	note_missing "clang's fuzzer/ASan runtime" "libclang-rt-${version:-14}-dev" ""
 }
 
 # Word splitting of the package list is intended throughout.
