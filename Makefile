@@ -36,7 +36,7 @@ VERSION := $(shell git describe --always --dirty --tags 2>/dev/null || echo 0.1.
 # build on macOS.
 pc_cflags = $(shell pkg-config --cflags $(1) 2>/dev/null)
 pc_libs = $(shell pkg-config --libs $(1) 2>/dev/null)
-HOST_PKGS := yaml-0.1 libcurl jansson
+HOST_PKGS := yaml-0.1 libcurl jansson libuv
 AGENT_PKGS := yaml-0.1 jansson libmicrohttpd
 DEP_CFLAGS := $(foreach p,$(sort $(HOST_PKGS) $(AGENT_PKGS)),$(call pc_cflags,$(p)))
 HOST_LIBS := $(foreach p,$(HOST_PKGS),$(call pc_libs,$(p))) -lm

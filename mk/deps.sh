@@ -7,7 +7,8 @@
 set -eu
 
 # pkg-config module : Debian package : Homebrew formula
-LIBS="yaml-0.1:libyaml-dev:libyaml libcurl:libcurl4-openssl-dev:curl jansson:libjansson-dev:jansson"
+LIBS="yaml-0.1:libyaml-dev:libyaml libcurl:libcurl4-openssl-dev:curl jansson:libjansson-dev:jansson \
+libuv:libuv1-dev:libuv"
 LIBS_LINUX="libmicrohttpd:libmicrohttpd-dev:libmicrohttpd"
 # command : Debian package [: Homebrew formula] (build and test tools; the lab guest's kernel and
 # busybox are downloaded, never installed on the host). scdoc turns docs/man/*.scd into manuals.

@@ -15,5 +15,6 @@ int cmd_balloon(int argc, char **argv);
 int cmd_env(int argc, char **argv);
 int cmd_memtest(int argc, char **argv);
 int cmd_load(int argc, char **argv);
+int cmd_autostop(int argc, char **argv);
 
 #endif

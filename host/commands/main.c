@@ -25,6 +25,7 @@ static const struct command commands[] = {
     {"env", cmd_env, "DOCKER_HOST and testcontainers exports for an instance"},
     {"memtest", cmd_memtest, "the real RAM cost: load, trim, pressure, stop"},
     {"load", cmd_load, "the published load table: pgbench through the Docker API"},
+    {"autostop", cmd_autostop, "a Docker socket that stops the VM when idle, starts it on use"},
 };
 
 static void usage(FILE *f)

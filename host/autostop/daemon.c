@@ -1,0 +1,841 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "autostop/daemon.h"
+
+#include "jsonutil.h"
+#include "clients/limactl_run.h"
+#include "log.h"
+#include "platform/platform.h"
+#include "autostop/probe.h"
+#include "autostop/relay.h"
+#include "autostop/state.h"
+#include "message.h"
+#include "units.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+#include <uv.h>
+
+/* How often a start asks /_ping: the first answer reaches held clients at most this late. */
+#define PING_INTERVAL_MS 250
+/* Free-memory samples after a stop, until the gain levels off (memtest's settle, shorter). */
+#define SETTLE_INTERVAL_MS 1000
+#define SETTLE_MAX_SAMPLES 15
+#define SETTLE_FLAT_BYTES  (16 * 1024 * 1024)
+#define LISTEN_BACKLOG	   256
+/* The tail of limactl's log read for the decision line. */
+#define LIMACTL_TAIL 4096
+/*
+ * A unix socket whose accept backlog is full answers EAGAIN: docker.sock is there and busy,
+ * not gone. Such clients are retried every BUSY_RETRY_MS, for at most BUSY_RETRIES times.
+ */
+#define BUSY_RETRY_MS 50
+#define BUSY_RETRIES  200
+
+struct child {
+	uv_process_t proc;
+	bool running;
+	double began;
+	const char *verb; /* "start" | "stop" */
+};
+
+struct daemon {
+	uv_loop_t loop;
+	const struct autostop_config *cfg;
+	struct autostop st;
+	uv_pipe_t listener, status_listener;
+	bool listener_open, status_open;
+	bool unlink_listen, unlink_status; /* we made these files */
+	uv_timer_t idle_timer, ping_timer, start_deadline, stop_deadline, settle_timer, busy_timer;
+	uv_signal_t sigterm, sigint;
+	struct relay *relays;
+	struct child start, stop;
+	bool check_in_flight, check_again, ping_in_flight;
+	bool shutting_down;
+	uint64_t free_before, free_best;
+	int settle_samples;
+	int exit_code;
+};
+
+struct probe_job {
+	uv_work_t req;
+	struct daemon *d;
+	bool is_ping;
+	bool ping_ok;
+	struct autostop_check check;
+	char sock[PATH_MAX];
+	char instance[256];
+};
+
+static const struct relay_hooks hooks;
+static void apply(struct daemon *d, struct autostop_actions act);
+
+static double now_s(void)
+{
+	return (double)uv_hrtime() / 1e9;
+}
+
+/* ---- the decision log ------------------------------------------------------------------- */
+
+static void log_line(struct daemon *d, const char *kind, const char *message)
+{
+	char stamp[32];
+	time_t t = time(NULL);
+	struct tm tm;
+	localtime_r(&t, &tm);
+	strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S%z", &tm);
+	if (d->cfg->json) {
+		json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:s}", "time", stamp, "instance",
+				      d->cfg->instance, "event", kind, "state",
+				      autostop_state_name(d->st.state), "message", message);
+		char *s = j ? vmc_json_compact(j) : NULL;
+		if (s)
+			printf("%s\n", s);
+		free(s);
+		json_decref(j);
+	} else {
+		printf("%s %s\n", stamp, message);
+	}
+	fflush(stdout);
+}
+
+static unsigned count_held(const struct daemon *d)
+{
+	unsigned n = 0;
+	for (const struct relay *r = d->relays; r; r = relay_next(r))
+		n += relay_phase(r) == RELAY_HELD;
+	return n;
+}
+
+/* ---- checks and pings on the thread pool ------------------------------------------------ */
+
+static void probe_work(uv_work_t *req)
+{
+	struct probe_job *job = req->data;
+	if (job->is_ping)
+		job->ping_ok = probe_ping(job->sock, PROBE_PING_TIMEOUT_MS);
+	else
+		probe_check(job->sock, job->instance, PROBE_CHECK_TIMEOUT_MS, &job->check);
+}
+
+static void queue_check(struct daemon *d);
+
+static void probe_done(uv_work_t *req, int status)
+{
+	struct probe_job *job = req->data;
+	struct daemon *d = job->d;
+	if (job->is_ping) {
+		d->ping_in_flight = false;
+		if (status == 0 && job->ping_ok && !d->shutting_down)
+			apply(d, autostop_ping_answered(&d->st, now_s(), count_held(d)));
+	} else {
+		d->check_in_flight = false;
+		if (status == 0 && !d->shutting_down) {
+			apply(d, autostop_check_done(&d->st, now_s(), &job->check));
+			if (d->check_again) {
+				d->check_again = false;
+				if (d->st.clients == 0)
+					queue_check(d);
+			}
+		}
+	}
+	free(job);
+}
+
+static void queue_probe(struct daemon *d, bool is_ping)
+{
+	struct probe_job *job = calloc(1, sizeof *job);
+	if (!job) {
+		warn("out of memory: skipping a Docker API %s", is_ping ? "ping" : "check");
+		return;
+	}
+	job->req.data = job;
+	job->d = d;
+	job->is_ping = is_ping;
+	textf(job->sock, sizeof job->sock, "%s", d->cfg->upstream);
+	textf(job->instance, sizeof job->instance, "%s", d->cfg->instance);
+	int rc = uv_queue_work(&d->loop, &job->req, probe_work, probe_done);
+	if (rc < 0) {
+		warn("cannot queue a Docker API %s: %s", is_ping ? "ping" : "check",
+		     uv_strerror(rc));
+		free(job);
+		return;
+	}
+	if (is_ping)
+		d->ping_in_flight = true;
+	else
+		d->check_in_flight = true;
+}
+
+static void queue_check(struct daemon *d)
+{
+	if (d->check_in_flight) {
+		d->check_again = true;
+		return;
+	}
+	queue_probe(d, false);
+}
+
+static void on_ping_timer(uv_timer_t *t)
+{
+	struct daemon *d = t->data;
+	if (!d->ping_in_flight)
+		queue_probe(d, true);
+}
+
+/* ---- limactl start / stop ---------------------------------------------------------------- */
+
+static void limactl_log_path(const struct daemon *d, char *buf, size_t size)
+{
+	textf(buf, size, "%s/%s", d->cfg->instance_dir, AUTOSTOP_LIMACTL_LOG);
+}
+
+/* The last line limactl wrote ("level=fatal msg=..."), for the decision log. */
+static void limactl_last_output(const struct daemon *d, char *buf, size_t size)
+{
+	char path[PATH_MAX + 64], tail[LIMACTL_TAIL + 1];
+	buf[0] = '\0';
+	limactl_log_path(d, path, sizeof path);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	off_t end = lseek(fd, 0, SEEK_END);
+	off_t from = end > LIMACTL_TAIL ? end - LIMACTL_TAIL : 0;
+	ssize_t n = pread(fd, tail, LIMACTL_TAIL, from);
+	close(fd);
+	if (n <= 0)
+		return;
+	tail[n] = '\0';
+	limactl_last_line(tail, buf, size);
+}
+
+static void on_child_closed(uv_handle_t *h)
+{
+	(void)h;
+}
+
+static void on_child_exit(uv_process_t *proc, int64_t exit_status, int term_signal)
+{
+	struct child *c = proc->data;
+	c->running = false;
+	uv_close((uv_handle_t *)proc, on_child_closed);
+	int code = term_signal ? 128 + term_signal : (int)exit_status;
+	struct daemon *owner = proc->loop->data;
+	if (owner->shutting_down)
+		return;
+	char last[300];
+	limactl_last_output(owner, last, sizeof last);
+	double took = now_s() - c->began;
+	if (c == &owner->start) {
+		apply(owner,
+		      autostop_start_exited(&owner->st, now_s(), code, last, count_held(owner)));
+	} else {
+		uv_timer_stop(&owner->stop_deadline);
+		apply(owner, autostop_stop_exited(&owner->st, now_s(), code, last, took));
+	}
+}
+
+/*
+ * limactl runs detached (its own session) with its output in the instance directory: a
+ * SIGTERM to the daemon or a Ctrl-C on its terminal must not kill a start or stop half-way,
+ * and a Go program whose stderr pipe closes would die of SIGPIPE.
+ */
+static int spawn_limactl(struct daemon *d, struct child *c, const char *verb)
+{
+	char log_path[PATH_MAX + 64];
+	limactl_log_path(d, log_path, sizeof log_path);
+	int log_fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (log_fd < 0)
+		log_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	char *args[] = {"limactl", (char *)verb, "--tty=false", (char *)d->cfg->instance, NULL};
+	uv_stdio_container_t stdio[3] = {
+	    {.flags = UV_IGNORE},
+	    {.flags = UV_INHERIT_FD, .data.fd = log_fd},
+	    {.flags = UV_INHERIT_FD, .data.fd = log_fd},
+	};
+	uv_process_options_t opts = {
+	    .exit_cb = on_child_exit,
+	    .file = "limactl",
+	    .args = args,
+	    .flags = UV_PROCESS_DETACHED,
+	    .stdio_count = 3,
+	    .stdio = stdio,
+	};
+	c->proc.data = c;
+	c->verb = verb;
+	c->began = now_s();
+	int rc = uv_spawn(&d->loop, &c->proc, &opts);
+	if (log_fd >= 0)
+		close(log_fd);
+	if (rc < 0) {
+		uv_close((uv_handle_t *)&c->proc, on_child_closed);
+		return rc;
+	}
+	c->running = true;
+	return 0;
+}
+
+static void on_start_deadline(uv_timer_t *t)
+{
+	struct daemon *d = t->data;
+	if (d->start.running)
+		uv_process_kill(&d->start.proc, SIGTERM);
+	apply(d, autostop_start_timed_out(&d->st, now_s(), d->cfg->start_timeout_s, count_held(d)));
+}
+
+static void on_stop_deadline(uv_timer_t *t)
+{
+	struct daemon *d = t->data;
+	if (d->stop.running) {
+		warn("limactl stop %s still runs after %.0f s: terminating it", d->cfg->instance,
+		     d->cfg->stop_timeout_s);
+		uv_process_kill(&d->stop.proc, SIGTERM);
+	}
+}
+
+static void why_spawn_failed(int rc, char *buf, size_t size)
+{
+	if (rc == UV_ENOENT)
+		textf(buf, size, "limactl is not on PATH (install Lima, or put limactl on PATH)");
+	else
+		textf(buf, size, "cannot run limactl: %s", uv_strerror(rc));
+}
+
+static void begin_start(struct daemon *d)
+{
+	if (d->start.running) {
+		/* A timed-out start is still being terminated: ping and wait for it. */
+		uv_timer_start(&d->ping_timer, on_ping_timer, 0, PING_INTERVAL_MS);
+		return;
+	}
+	int rc = spawn_limactl(d, &d->start, "start");
+	if (rc < 0) {
+		char why[200];
+		why_spawn_failed(rc, why, sizeof why);
+		apply(d, autostop_start_failed(&d->st, now_s(), why, count_held(d)));
+		return;
+	}
+	uv_timer_start(&d->ping_timer, on_ping_timer, 0, PING_INTERVAL_MS);
+	uv_timer_start(&d->start_deadline, on_start_deadline,
+		       (uint64_t)(d->cfg->start_timeout_s * 1000.0), 0);
+}
+
+static uint64_t host_free(void)
+{
+	struct platform_host_memory hm;
+	return platform_host_memory(&hm) == 0 ? hm.free : 0;
+}
+
+static void begin_stop(struct daemon *d)
+{
+	d->free_before = host_free();
+	int rc = spawn_limactl(d, &d->stop, "stop");
+	if (rc < 0) {
+		char why[200];
+		why_spawn_failed(rc, why, sizeof why);
+		apply(d, autostop_stop_exited(&d->st, now_s(), -1, why, 0));
+		return;
+	}
+	uv_timer_start(&d->stop_deadline, on_stop_deadline,
+		       (uint64_t)(d->cfg->stop_timeout_s * 1000.0), 0);
+}
+
+/* Samples host free memory once a second until the gain levels off, or a client waits. */
+static void on_settle_timer(uv_timer_t *t)
+{
+	struct daemon *d = t->data;
+	uint64_t now_free = host_free();
+	bool flat = now_free <= d->free_best + SETTLE_FLAT_BYTES;
+	if (now_free > d->free_best)
+		d->free_best = now_free;
+	d->settle_samples++;
+	if ((flat && d->settle_samples >= 2) || d->settle_samples >= SETTLE_MAX_SAMPLES ||
+	    d->st.clients > 0) {
+		uv_timer_stop(t);
+		int64_t freed = d->free_before && d->free_best
+				    ? (int64_t)d->free_best - (int64_t)d->free_before
+				    : 0;
+		apply(d, autostop_stop_settled(&d->st, now_s(), freed));
+	}
+}
+
+/* ---- carrying out decisions -------------------------------------------------------------- */
+
+static void on_idle_timer(uv_timer_t *t)
+{
+	struct daemon *d = t->data;
+	apply(d, autostop_timer_fired(&d->st, now_s()));
+}
+
+static void for_each_held(struct daemon *d, bool connect)
+{
+	struct relay *r = d->relays;
+	while (r) {
+		/* relay_close may end a relay (and unlink it) before this returns. */
+		struct relay *next = relay_next(r);
+		if (relay_phase(r) == RELAY_HELD) {
+			if (connect)
+				relay_connect(r, d->cfg->upstream);
+			else
+				relay_close(r, "the start failed");
+		}
+		r = next;
+	}
+}
+
+static void apply(struct daemon *d, struct autostop_actions act)
+{
+	if (d->shutting_down)
+		return;
+	if (act.todo & AUTOSTOP_DO_LOG)
+		log_line(d, d->st.decision_kind, d->st.decision);
+	if (act.todo & AUTOSTOP_DO_DISARM_TIMER)
+		uv_timer_stop(&d->idle_timer);
+	if (act.todo & AUTOSTOP_DO_ARM_TIMER)
+		uv_timer_start(&d->idle_timer, on_idle_timer,
+			       (uint64_t)(act.timer_s * 1000.0 + 0.5), 0);
+	if (act.todo & AUTOSTOP_DO_END_START) {
+		uv_timer_stop(&d->ping_timer);
+		uv_timer_stop(&d->start_deadline);
+	}
+	if (act.todo & AUTOSTOP_DO_CONNECT_HELD)
+		for_each_held(d, true);
+	if (act.todo & AUTOSTOP_DO_CLOSE_HELD)
+		for_each_held(d, false);
+	if (act.todo & AUTOSTOP_DO_CHECK)
+		queue_check(d);
+	if (act.todo & AUTOSTOP_DO_STOP)
+		begin_stop(d);
+	if (act.todo & AUTOSTOP_DO_SETTLE) {
+		d->free_best = d->free_before;
+		d->settle_samples = 0;
+		uv_timer_start(&d->settle_timer, on_settle_timer, SETTLE_INTERVAL_MS,
+			       SETTLE_INTERVAL_MS);
+	}
+	if (act.todo & AUTOSTOP_DO_START)
+		begin_start(d);
+}
+
+/* ---- clients ------------------------------------------------------------------------------ */
+
+/* Held clients that met a busy docker.sock try again, unless a start or stop holds them. */
+static void on_busy_timer(uv_timer_t *t)
+{
+	struct daemon *d = t->data;
+	if (d->st.state == AUTOSTOP_STOPPING ||
+	    (d->st.state == AUTOSTOP_STARTING && !d->st.ping_answered))
+		return;
+	struct relay *r = d->relays;
+	while (r) {
+		struct relay *next = relay_next(r);
+		if (relay_phase(r) == RELAY_HELD && relay_connect_failures(r) > 0)
+			relay_connect(r, d->cfg->upstream);
+		r = next;
+	}
+}
+
+static void relay_upstream_failed(struct relay *r, int status, void *ctx)
+{
+	struct daemon *d = ctx;
+	char why[200];
+	if (status == UV_EAGAIN) {
+		if (relay_connect_failures(r) >= BUSY_RETRIES) {
+			textf(why, sizeof why, "docker.sock stayed busy (%s) for %d s",
+			      uv_strerror(status), BUSY_RETRIES * BUSY_RETRY_MS / 1000);
+			warn("closing a client: %s", why);
+			relay_close(r, why);
+		} else if (!uv_is_active((uv_handle_t *)&d->busy_timer)) {
+			uv_timer_start(&d->busy_timer, on_busy_timer, BUSY_RETRY_MS, 0);
+		}
+		return;
+	}
+	/* Only a missing or refusing socket means the VM is not there; anything else (a
+	 * permission problem, a path that is not a socket) a start would not cure. */
+	if (status != UV_ENOENT && status != UV_ECONNREFUSED) {
+		textf(why, sizeof why, "cannot connect to %s: %s", d->cfg->upstream,
+		      uv_strerror(status));
+		warn("closing a client: %s", why);
+		relay_close(r, why);
+		return;
+	}
+	if (d->st.state == AUTOSTOP_STARTING && d->st.ping_answered) {
+		relay_close(r, "docker.sock refused right after the start answered");
+		return;
+	}
+	apply(d, autostop_upstream_refused(&d->st, now_s(), uv_strerror(status)));
+}
+
+static void relay_connected(struct relay *r, void *ctx)
+{
+	(void)r;
+	struct daemon *d = ctx;
+	apply(d, autostop_upstream_connected(&d->st, now_s()));
+}
+
+static void relay_closed(struct relay *r, const char *why, void *ctx)
+{
+	struct daemon *d = ctx;
+	relay_list_remove(&d->relays, r);
+	if (why && *why)
+		debug("client connection ended: %s", why);
+	apply(d, autostop_client_closed(&d->st, now_s()));
+}
+
+static const struct relay_hooks hooks = {
+    .upstream_failed = relay_upstream_failed,
+    .connected = relay_connected,
+    .closed = relay_closed,
+};
+
+static void on_client(uv_stream_t *server, int status)
+{
+	struct daemon *d = server->data;
+	if (status < 0) {
+		warn("accepting a client on %s failed: %s", d->cfg->listen, uv_strerror(status));
+		return;
+	}
+	int err = 0;
+	struct relay *r = relay_accept(server, &hooks, d, &err);
+	if (!r) {
+		warn("accepting a client on %s failed: %s", d->cfg->listen, uv_strerror(err));
+		return;
+	}
+	relay_list_add(&d->relays, r);
+	struct autostop_actions act;
+	bool connect = autostop_client_opened(&d->st, now_s(), &act);
+	apply(d, act);
+	if (connect)
+		relay_connect(r, d->cfg->upstream);
+}
+
+/* ---- status socket: one JSON document per connection, nothing is read -------------------- */
+
+static json_t *status_json(const struct daemon *d)
+{
+	const struct autostop *a = &d->st;
+	double now = now_s();
+	json_t *j = json_object();
+	json_object_set_new(j, "instance", json_string(d->cfg->instance));
+	json_object_set_new(j, "pid", json_integer(getpid()));
+	json_object_set_new(j, "listen", json_string(d->cfg->listen));
+	json_object_set_new(j, "upstream", json_string(d->cfg->upstream));
+	json_object_set_new(j, "state", json_string(autostop_state_name(a->state)));
+	json_object_set_new(j, "state_for_s", json_real(now - a->state_since));
+	json_object_set_new(j, "clients", json_integer(a->clients));
+	json_object_set_new(j, "idle_period_s", json_real(a->idle_period));
+	json_object_set_new(j, "idle_for_s", json_real(autostop_idle_for(a, now)));
+	json_object_set_new(j, "containers_running",
+			    a->checked_once ? json_integer(a->containers) : json_null());
+	json_object_set_new(j, "last_start_s",
+			    a->has_last_start ? json_real(a->last_start_s) : json_null());
+	json_object_set_new(j, "last_stop_ram_freed",
+			    a->has_last_freed ? json_integer(a->last_freed) : json_null());
+	json_object_set_new(j, "starts", json_integer(a->starts));
+	json_object_set_new(j, "stops", json_integer(a->stops));
+	json_object_set_new(j, "last_decision", json_string(a->decision));
+	json_object_set_new(j, "version", json_string(VMCOST_VERSION));
+	return j;
+}
+
+struct status_write {
+	uv_write_t req;
+	uv_pipe_t pipe;
+	char *text;
+};
+
+static void on_status_closed(uv_handle_t *h)
+{
+	struct status_write *w = h->data;
+	free(w->text);
+	free(w);
+}
+
+static void on_status_written(uv_write_t *req, int status)
+{
+	(void)status;
+	struct status_write *w = (struct status_write *)req;
+	uv_close((uv_handle_t *)&w->pipe, on_status_closed);
+}
+
+static void on_status_client(uv_stream_t *server, int status)
+{
+	struct daemon *d = server->data;
+	if (status < 0)
+		return;
+	struct status_write *w = calloc(1, sizeof *w);
+	if (!w)
+		return;
+	uv_pipe_init(&d->loop, &w->pipe, 0);
+	w->pipe.data = w;
+	if (uv_accept(server, (uv_stream_t *)&w->pipe) < 0) {
+		uv_close((uv_handle_t *)&w->pipe, on_status_closed);
+		return;
+	}
+	json_t *j = status_json(d);
+	w->text = j ? vmc_json_compact(j) : NULL;
+	json_decref(j);
+	if (!w->text) {
+		uv_close((uv_handle_t *)&w->pipe, on_status_closed);
+		return;
+	}
+	uv_buf_t buf = uv_buf_init(w->text, (unsigned)strlen(w->text));
+	if (uv_write(&w->req, (uv_stream_t *)&w->pipe, &buf, 1, on_status_written) < 0)
+		uv_close((uv_handle_t *)&w->pipe, on_status_closed);
+}
+
+/* ---- sockets on disk ---------------------------------------------------------------------- */
+
+enum sock_file { SOCK_ABSENT, SOCK_LIVE, SOCK_STALE, SOCK_OTHER_FILE };
+
+/* What is at path: a socket someone listens on, a socket nobody does (a crash left it), or
+ * something else. */
+static enum sock_file probe_socket_file(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return SOCK_ABSENT;
+	if (!S_ISSOCK(st.st_mode))
+		return SOCK_OTHER_FILE;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return SOCK_LIVE; /* cannot tell: do not remove it */
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	textf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+	int rc = connect(fd, (struct sockaddr *)&sa, sizeof sa);
+	int e = errno;
+	close(fd);
+	if (rc == 0)
+		return SOCK_LIVE;
+	return e == ECONNREFUSED ? SOCK_STALE : SOCK_LIVE;
+}
+
+__attribute__((format(printf, 4, 5))) static int fail(char *err, size_t errsize, int code,
+						      const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errsize, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+static int prepare_path(const char *path, const char *what, char *err, size_t errsize)
+{
+	size_t max;
+	if (!relay_path_fits(path, &max))
+		return fail(
+		    err, errsize, VMC_EXIT_USAGE,
+		    "%s %s is %zu bytes long; a unix socket path holds at most %zu bytes "
+		    "on this system (103 on macOS): choose a shorter path with --listen, or "
+		    "a shorter LIMA_HOME",
+		    what, path, strlen(path), max);
+	switch (probe_socket_file(path)) {
+	case SOCK_ABSENT:
+		return VMC_EXIT_OK;
+	case SOCK_LIVE:
+		if (strcmp(what, "status socket") == 0)
+			return fail(err, errsize, VMC_EXIT_FAILURE,
+				    "another vmcost autostop already serves this instance (its "
+				    "status socket %s answers): see vmcost autostop NAME --status, "
+				    "and stop that one first",
+				    path);
+		return fail(err, errsize, VMC_EXIT_FAILURE,
+			    "%s %s is in use: another vmcost autostop (or another program) "
+			    "listens there; stop it first, or choose another path with --listen",
+			    what, path);
+	case SOCK_OTHER_FILE:
+		return fail(err, errsize, VMC_EXIT_FAILURE,
+			    "%s %s exists and is not a socket: move it away, or choose another "
+			    "path with --listen",
+			    what, path);
+	case SOCK_STALE:
+		if (unlink(path) < 0)
+			return fail(err, errsize, VMC_EXIT_PERMISSION,
+				    "cannot remove the stale socket %s: %s", path, strerror(errno));
+		warn("removed the stale socket %s (left by a process that ended without cleaning "
+		     "up)",
+		     path);
+		return VMC_EXIT_OK;
+	}
+	return VMC_EXIT_OK;
+}
+
+static int bind_listener(struct daemon *d, uv_pipe_t *pipe, const char *path, uv_connection_cb cb,
+			 char *err, size_t errsize)
+{
+	uv_pipe_init(&d->loop, pipe, 0);
+	pipe->data = d;
+	int rc = uv_pipe_bind(pipe, path);
+	/* The Docker API is root in the VM: only this user may connect. */
+	if (rc == 0)
+		rc = chmod(path, 0600) < 0 ? uv_translate_sys_error(errno) : 0;
+	if (rc == 0)
+		rc = uv_listen((uv_stream_t *)pipe, LISTEN_BACKLOG, cb);
+	if (rc < 0) {
+		uv_close((uv_handle_t *)pipe, NULL);
+		return fail(err, errsize, rc == UV_EACCES ? VMC_EXIT_PERMISSION : VMC_EXIT_FAILURE,
+			    "cannot listen on %s: %s", path, uv_strerror(rc));
+	}
+	return VMC_EXIT_OK;
+}
+
+static int open_listeners(struct daemon *d, char *err, size_t errsize)
+{
+	const struct autostop_config *cfg = d->cfg;
+	int rc;
+	if (cfg->status[0] &&
+	    (rc = prepare_path(cfg->status, "status socket", err, errsize)) != VMC_EXIT_OK)
+		return rc;
+	if (cfg->listen_fd >= 0) {
+		uv_pipe_init(&d->loop, &d->listener, 0);
+		d->listener.data = d;
+		int e = uv_pipe_open(&d->listener, cfg->listen_fd);
+		if (e == 0)
+			e = uv_listen((uv_stream_t *)&d->listener, LISTEN_BACKLOG, on_client);
+		if (e < 0) {
+			uv_close((uv_handle_t *)&d->listener, NULL);
+			return fail(err, errsize, VMC_EXIT_FAILURE,
+				    "cannot use the listening socket passed by the service manager "
+				    "(fd %d): %s",
+				    cfg->listen_fd, uv_strerror(e));
+		}
+	} else {
+		if ((rc = prepare_path(cfg->listen, "listen socket", err, errsize)) != VMC_EXIT_OK)
+			return rc;
+		if ((rc = bind_listener(d, &d->listener, cfg->listen, on_client, err, errsize)) !=
+		    VMC_EXIT_OK)
+			return rc;
+		d->unlink_listen = true;
+	}
+	d->listener_open = true;
+	if (cfg->status[0]) {
+		if ((rc = bind_listener(d, &d->status_listener, cfg->status, on_status_client, err,
+					errsize)) != VMC_EXIT_OK)
+			return rc;
+		d->status_open = d->unlink_status = true;
+	}
+	return VMC_EXIT_OK;
+}
+
+/* ---- shutdown ----------------------------------------------------------------------------- */
+
+static void close_listeners(struct daemon *d)
+{
+	if (d->listener_open) {
+		uv_close((uv_handle_t *)&d->listener, NULL);
+		d->listener_open = false;
+		/* A socket-activated listener belongs to the service manager: leave its file. */
+		if (d->unlink_listen)
+			unlink(d->cfg->listen);
+	}
+	if (d->status_open) {
+		uv_close((uv_handle_t *)&d->status_listener, NULL);
+		d->status_open = false;
+		if (d->unlink_status)
+			unlink(d->cfg->status);
+	}
+}
+
+static void on_signal(uv_signal_t *sig, int signum)
+{
+	struct daemon *d = sig->data;
+	if (d->shutting_down)
+		return;
+	char msg[400];
+	textf(msg, sizeof msg, "%s: listener closed, %s left %s%s; exiting",
+	      signum == SIGTERM ? "SIGTERM" : "SIGINT", d->cfg->instance,
+	      d->st.state == AUTOSTOP_STARTING ? "starting" : "as it is",
+	      d->start.running || d->stop.running ? " (limactl keeps running)" : "");
+	log_line(d, "exit", msg);
+	d->shutting_down = true;
+	close_listeners(d);
+	struct relay *r = d->relays;
+	while (r) {
+		struct relay *next = relay_next(r);
+		relay_close(r, "vmcost autostop is exiting");
+		r = next;
+	}
+	uv_close((uv_handle_t *)&d->idle_timer, NULL);
+	uv_close((uv_handle_t *)&d->ping_timer, NULL);
+	uv_close((uv_handle_t *)&d->start_deadline, NULL);
+	uv_close((uv_handle_t *)&d->stop_deadline, NULL);
+	uv_close((uv_handle_t *)&d->settle_timer, NULL);
+	uv_close((uv_handle_t *)&d->busy_timer, NULL);
+	uv_close((uv_handle_t *)&d->sigterm, NULL);
+	uv_close((uv_handle_t *)&d->sigint, NULL);
+	/* limactl runs detached: let go of it without waiting. */
+	if (d->start.running)
+		uv_close((uv_handle_t *)&d->start.proc, on_child_closed);
+	if (d->stop.running)
+		uv_close((uv_handle_t *)&d->stop.proc, on_child_closed);
+	d->start.running = d->stop.running = false;
+}
+
+static void init_handles(struct daemon *d)
+{
+	uv_timer_t *timers[] = {&d->idle_timer,	   &d->ping_timer,   &d->start_deadline,
+				&d->stop_deadline, &d->settle_timer, &d->busy_timer};
+	for (size_t i = 0; i < sizeof timers / sizeof timers[0]; i++) {
+		uv_timer_init(&d->loop, timers[i]);
+		timers[i]->data = d;
+	}
+	uv_signal_init(&d->loop, &d->sigterm);
+	uv_signal_init(&d->loop, &d->sigint);
+	d->sigterm.data = d->sigint.data = d;
+	uv_signal_start(&d->sigterm, on_signal, SIGTERM);
+	uv_signal_start(&d->sigint, on_signal, SIGINT);
+}
+
+static void close_all(uv_handle_t *h, void *arg)
+{
+	(void)arg;
+	if (!uv_is_closing(h))
+		uv_close(h, NULL);
+}
+
+int autostop_daemon_run(const struct autostop_config *cfg, char *err, size_t errsize)
+{
+	err[0] = '\0';
+	struct daemon *d = calloc(1, sizeof *d);
+	if (!d)
+		return fail(err, errsize, VMC_EXIT_FAILURE, "out of memory");
+	d->cfg = cfg;
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	uv_loop_init(&d->loop);
+	d->loop.data = d;
+	int rc = open_listeners(d, err, errsize);
+	if (rc != VMC_EXIT_OK) {
+		close_listeners(d);
+		uv_walk(&d->loop, close_all, NULL);
+		uv_run(&d->loop, UV_RUN_DEFAULT);
+		uv_loop_close(&d->loop);
+		free(d);
+		curl_global_cleanup();
+		return rc;
+	}
+	init_handles(d);
+	char period[32], msg[PATH_MAX * 2 + 200];
+	vmc_format_duration(cfg->idle_s, period, sizeof period);
+	textf(msg, sizeof msg, "%s: listening on %s%s, relaying to %s; idle period %s",
+	      cfg->instance, cfg->listen, cfg->listen_fd >= 0 ? " (socket activation)" : "",
+	      cfg->upstream, period);
+	log_line(d, "listen", msg);
+	apply(d, autostop_init(&d->st, cfg->instance, cfg->idle_s, cfg->instance_running, now_s()));
+	uv_run(&d->loop, UV_RUN_DEFAULT);
+	rc = uv_loop_close(&d->loop);
+	if (rc < 0)
+		debug("uv_loop_close: %s", uv_strerror(rc));
+	free(d);
+	curl_global_cleanup();
+	return VMC_EXIT_OK;
+}

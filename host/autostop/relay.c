@@ -1,0 +1,435 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "autostop/relay.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/un.h>
+
+/*
+ * 64 KiB per read: large enough that a 1 GiB image export costs few syscalls, small enough to
+ * stay below glibc's mmap threshold (a fresh mmap per read would cost more than the copy).
+ */
+#define RELAY_READ_SIZE (64u * 1024u)
+
+/* Bytes flowing one way: read from src, written to dst. */
+struct relay_dir {
+	struct relay *relay;
+	uv_stream_t *src, *dst;
+	bool src_eof;	/* src sent EOF */
+	bool reading;	/* uv_read_start is in effect on src */
+	bool shut_sent; /* uv_shutdown(dst) requested */
+	bool shut_done; /* ... and completed */
+	uint64_t bytes; /* bytes written to dst */
+	uv_shutdown_t shutdown_req;
+};
+
+struct held_chunk {
+	struct held_chunk *next;
+	size_t len;
+	char data[];
+};
+
+struct relay {
+	uv_pipe_t client, upstream;
+	bool upstream_initialized; /* the upstream handle exists (open or closing) */
+	bool upstream_discarding;  /* a failed upstream handle is being closed */
+	int open_handles;
+	enum relay_phase phase;
+	struct relay_dir up;   /* client -> upstream */
+	struct relay_dir down; /* upstream -> client */
+	struct held_chunk *held_head, *held_tail;
+	size_t held_bytes;
+	uv_connect_t connect_req;
+	int connect_status;
+	unsigned connect_failures;
+	const struct relay_hooks *hooks;
+	void *ctx;
+	char why[160];
+	struct relay *prev, *next;
+};
+
+struct write_req {
+	uv_write_t req;
+	struct relay_dir *dir;
+	char *base;
+};
+
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
+
+static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
+{
+	(void)handle;
+	(void)suggested;
+	buf->base = malloc(RELAY_READ_SIZE);
+	buf->len = buf->base ? RELAY_READ_SIZE : 0;
+}
+
+static struct relay_dir *dir_of_src(struct relay *r, uv_stream_t *src)
+{
+	return src == (uv_stream_t *)&r->client ? &r->up : &r->down;
+}
+
+static void finalize(struct relay *r)
+{
+	while (r->held_head) {
+		struct held_chunk *c = r->held_head;
+		r->held_head = c->next;
+		free(c);
+	}
+	if (r->hooks->closed)
+		r->hooks->closed(r, r->why, r->ctx);
+	free(r);
+}
+
+static void on_handle_closed(uv_handle_t *handle)
+{
+	struct relay *r = handle->data;
+	if (--r->open_handles == 0)
+		finalize(r);
+}
+
+/* A failed upstream handle is closed: the relay is held again, unless it was closed meanwhile. */
+static void on_upstream_discarded(uv_handle_t *handle)
+{
+	struct relay *r = handle->data;
+	r->upstream_initialized = false;
+	r->upstream_discarding = false;
+	if (--r->open_handles == 0) {
+		finalize(r);
+		return;
+	}
+	if (r->phase == RELAY_CLOSING)
+		return;
+	r->phase = RELAY_HELD;
+	if (r->hooks->upstream_failed)
+		r->hooks->upstream_failed(r, r->connect_status, r->ctx);
+}
+
+void relay_close(struct relay *r, const char *why)
+{
+	if (r->phase == RELAY_CLOSING)
+		return;
+	r->phase = RELAY_CLOSING;
+	snprintf(r->why, sizeof r->why, "%s", why ? why : "");
+	/* uv_close cancels pending writes and shutdowns (their callbacks see UV_ECANCELED) before
+	 * the close callbacks run, so the relay outlives every request that points into it. */
+	uv_close((uv_handle_t *)&r->client, on_handle_closed);
+	if (r->upstream_initialized && !r->upstream_discarding)
+		uv_close((uv_handle_t *)&r->upstream, on_handle_closed);
+}
+
+static void close_with_error(struct relay *r, const char *what, int status)
+{
+	char why[160];
+	snprintf(why, sizeof why, "%s: %s", what, uv_strerror(status));
+	relay_close(r, why);
+}
+
+/* A clean end: both sides sent EOF and both write halves were shut down after their data. */
+static void maybe_finish(struct relay *r)
+{
+	if (r->up.src_eof && r->down.src_eof && r->up.shut_done && r->down.shut_done)
+		relay_close(r, "");
+}
+
+static void start_reading(struct relay_dir *d)
+{
+	if (d->reading || d->src_eof || d->relay->phase == RELAY_CLOSING)
+		return;
+	int rc = uv_read_start(d->src, on_alloc, on_read);
+	if (rc < 0) {
+		close_with_error(d->relay, "read", rc);
+		return;
+	}
+	d->reading = true;
+}
+
+static void stop_reading(struct relay_dir *d)
+{
+	if (!d->reading)
+		return;
+	uv_read_stop(d->src);
+	d->reading = false;
+}
+
+static void on_shutdown(uv_shutdown_t *req, int status)
+{
+	struct relay_dir *d = req->data;
+	if (status == UV_ECANCELED)
+		return;
+	/* The peer may already have closed its end (ENOTCONN): then there is nothing left to
+	 * relay in this direction, and the other direction ends on its own EOF or error. */
+	d->shut_done = true;
+	(void)status;
+	maybe_finish(d->relay);
+}
+
+/* The src side sent EOF: once everything before it is written, shut dst's write half. */
+static void forward_eof(struct relay_dir *d)
+{
+	if (d->shut_sent || d->relay->phase != RELAY_RELAYING)
+		return;
+	d->shut_sent = true;
+	d->shutdown_req.data = d;
+	int rc = uv_shutdown(&d->shutdown_req, d->dst, on_shutdown);
+	if (rc < 0) {
+		/* ENOTCONN: the peer is gone; count the direction as done. */
+		d->shut_done = true;
+		maybe_finish(d->relay);
+	}
+}
+
+static void on_write(uv_write_t *req, int status)
+{
+	struct write_req *w = (struct write_req *)req;
+	struct relay_dir *d = w->dir;
+	free(w->base);
+	free(w);
+	if (status == UV_ECANCELED)
+		return;
+	if (status < 0) {
+		close_with_error(d->relay,
+				 d == &d->relay->up ? "write to docker.sock" : "write to client",
+				 status);
+		return;
+	}
+	if (uv_stream_get_write_queue_size(d->dst) <= RELAY_QUEUE_HIGH / 2)
+		start_reading(d);
+}
+
+/* Takes ownership of base. */
+static void write_to(struct relay_dir *d, char *base, size_t len)
+{
+	struct write_req *w = malloc(sizeof *w);
+	if (!w) {
+		free(base);
+		relay_close(d->relay, "out of memory");
+		return;
+	}
+	w->dir = d;
+	w->base = base;
+	d->bytes += len;
+	uv_buf_t buf = uv_buf_init(base, (unsigned)len);
+	int rc = uv_write(&w->req, d->dst, &buf, 1, on_write);
+	if (rc < 0) {
+		free(base);
+		free(w);
+		close_with_error(d->relay, "write", rc);
+		return;
+	}
+	if (uv_stream_get_write_queue_size(d->dst) > RELAY_QUEUE_HIGH)
+		stop_reading(d);
+}
+
+static void hold(struct relay *r, char *base, size_t len)
+{
+	struct held_chunk *c = malloc(sizeof *c + len);
+	if (!c) {
+		free(base);
+		relay_close(r, "out of memory");
+		return;
+	}
+	c->next = NULL;
+	c->len = len;
+	memcpy(c->data, base, len);
+	free(base);
+	if (r->held_tail)
+		r->held_tail->next = c;
+	else
+		r->held_head = c;
+	r->held_tail = c;
+	r->held_bytes += len;
+	if (r->held_bytes >= RELAY_HOLD_MAX)
+		stop_reading(&r->up);
+}
+
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
+{
+	struct relay *r = stream->data;
+	struct relay_dir *d = dir_of_src(r, stream);
+	if (nread == 0) { /* EAGAIN: nothing to do */
+		free(buf->base);
+		return;
+	}
+	if (nread < 0) {
+		free(buf->base);
+		if (nread != UV_EOF) {
+			close_with_error(r,
+					 d == &r->up ? "read from client" : "read from docker.sock",
+					 (int)nread);
+			return;
+		}
+		stop_reading(d);
+		d->src_eof = true;
+		if (r->phase == RELAY_RELAYING) {
+			forward_eof(d);
+		} else if (r->held_bytes == 0) {
+			/* Connected and left without a byte: nothing to relay, nobody to answer. */
+			relay_close(r, "");
+		}
+		return;
+	}
+	if (r->phase == RELAY_RELAYING)
+		write_to(d, buf->base, (size_t)nread);
+	else
+		hold(r, buf->base, (size_t)nread);
+}
+
+static void flush_held(struct relay *r)
+{
+	while (r->held_head && r->phase == RELAY_RELAYING) {
+		struct held_chunk *c = r->held_head;
+		r->held_head = c->next;
+		if (!r->held_head)
+			r->held_tail = NULL;
+		r->held_bytes -= c->len;
+		char *copy = malloc(c->len);
+		if (!copy) {
+			free(c);
+			relay_close(r, "out of memory");
+			return;
+		}
+		memcpy(copy, c->data, c->len);
+		size_t len = c->len;
+		free(c);
+		write_to(&r->up, copy, len);
+	}
+}
+
+static void on_connect(uv_connect_t *req, int status)
+{
+	struct relay *r = req->data;
+	if (status == UV_ECANCELED || r->phase == RELAY_CLOSING)
+		return;
+	if (status < 0) {
+		/* The half-made upstream handle is closed before the relay counts as held again
+		 * (the handle's memory is reused by the next relay_connect). The client keeps being
+		 * read meanwhile, so its EOF (it gave up) is seen. */
+		r->connect_status = status;
+		r->connect_failures++;
+		r->upstream_discarding = true;
+		uv_close((uv_handle_t *)&r->upstream, on_upstream_discarded);
+		return;
+	}
+	r->phase = RELAY_RELAYING;
+	r->connect_failures = 0;
+	if (r->hooks->connected)
+		r->hooks->connected(r, r->ctx);
+	if (r->phase != RELAY_RELAYING)
+		return;
+	flush_held(r);
+	if (r->phase != RELAY_RELAYING)
+		return;
+	if (r->up.src_eof)
+		forward_eof(&r->up);
+	else
+		start_reading(&r->up);
+	start_reading(&r->down);
+}
+
+void relay_connect(struct relay *r, const char *upstream_path)
+{
+	if (r->phase != RELAY_HELD)
+		return;
+	uv_loop_t *loop = r->client.loop;
+	uv_pipe_init(loop, &r->upstream, 0);
+	r->upstream.data = r;
+	r->upstream_initialized = true;
+	r->open_handles++;
+	r->phase = RELAY_CONNECTING;
+	r->connect_req.data = r;
+	uv_pipe_connect(&r->connect_req, &r->upstream, upstream_path, on_connect);
+}
+
+struct relay *relay_accept(uv_stream_t *server, const struct relay_hooks *hooks, void *ctx,
+			   int *uv_err)
+{
+	struct relay *r = calloc(1, sizeof *r);
+	if (!r) {
+		*uv_err = UV_ENOMEM;
+		return NULL;
+	}
+	uv_pipe_init(server->loop, &r->client, 0);
+	r->client.data = r;
+	int rc = uv_accept(server, (uv_stream_t *)&r->client);
+	if (rc < 0) {
+		*uv_err = rc;
+		/* Nothing refers to r but the handle: free it from the close callback. */
+		r->client.data = NULL;
+		uv_close((uv_handle_t *)&r->client, (uv_close_cb)free);
+		return NULL;
+	}
+	r->open_handles = 1;
+	r->hooks = hooks;
+	r->ctx = ctx;
+	r->phase = RELAY_HELD;
+	r->up = (struct relay_dir){
+	    .relay = r, .src = (uv_stream_t *)&r->client, .dst = (uv_stream_t *)&r->upstream};
+	r->down = (struct relay_dir){
+	    .relay = r, .src = (uv_stream_t *)&r->upstream, .dst = (uv_stream_t *)&r->client};
+	start_reading(&r->up);
+	return r;
+}
+
+enum relay_phase relay_phase(const struct relay *r)
+{
+	return r->phase;
+}
+
+bool relay_client_gone(const struct relay *r)
+{
+	return r->up.src_eof;
+}
+
+uint64_t relay_bytes_up(const struct relay *r)
+{
+	return r->up.bytes;
+}
+
+uint64_t relay_bytes_down(const struct relay *r)
+{
+	return r->down.bytes;
+}
+
+size_t relay_held_bytes(const struct relay *r)
+{
+	return r->held_bytes;
+}
+
+unsigned relay_connect_failures(const struct relay *r)
+{
+	return r->connect_failures;
+}
+
+struct relay *relay_next(const struct relay *r)
+{
+	return r->next;
+}
+
+void relay_list_add(struct relay **head, struct relay *r)
+{
+	r->prev = NULL;
+	r->next = *head;
+	if (*head)
+		(*head)->prev = r;
+	*head = r;
+}
+
+void relay_list_remove(struct relay **head, struct relay *r)
+{
+	if (r->prev)
+		r->prev->next = r->next;
+	else if (*head == r)
+		*head = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	r->prev = r->next = NULL;
+}
+
+bool relay_path_fits(const char *path, size_t *max)
+{
+	size_t limit = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
+	if (max)
+		*max = limit;
+	return strlen(path) <= limit;
+}

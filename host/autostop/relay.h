@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * One client connection of `vmcost autostop`, relayed byte for byte to the instance's
+ * docker.sock with libuv. Nothing here reads HTTP: hijacked and upgraded streams (attach, exec,
+ * logs -f, events, BuildKit) are just bytes, and an EOF from either side becomes a shutdown of
+ * the other side's write half, so half-close works both ways.
+ *
+ * A relay starts "held": the client is read (up to RELAY_HOLD_MAX bytes, then back-pressured)
+ * while no upstream exists, so a client that arrives while the VM is stopped loses nothing and
+ * a client that gives up while held is noticed. relay_connect() then opens the upstream, writes
+ * what was held and relays from there on.
+ */
+#ifndef VMC_AUTOSTOP_RELAY_H
+#define VMC_AUTOSTOP_RELAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+/* Bytes read from a held client before reading stops until the upstream is connected. */
+#define RELAY_HOLD_MAX (256u * 1024u)
+/* A side's unsent bytes above which the other side is no longer read (back-pressure). */
+#define RELAY_QUEUE_HIGH (1024u * 1024u)
+
+struct relay;
+
+struct relay_hooks {
+	/* The upstream connect failed (ENOENT, ECONNREFUSED...): the relay is held again and may
+	 * be connected later, or closed. */
+	void (*upstream_failed)(struct relay *r, int uv_status, void *ctx);
+	/* The upstream accepted; bytes flow. */
+	void (*connected)(struct relay *r, void *ctx);
+	/* Both handles are closed; r is freed right after this returns. why is "" after a clean
+	 * end (both sides sent EOF), else the error that ended it. */
+	void (*closed)(struct relay *r, const char *why, void *ctx);
+};
+
+enum relay_phase {
+	RELAY_HELD,	  /* client open, no upstream */
+	RELAY_CONNECTING, /* uv_pipe_connect in flight */
+	RELAY_RELAYING,
+	RELAY_CLOSING,
+};
+
+/*
+ * Accepts one pending connection from server into a new held relay and starts reading the
+ * client. Returns NULL with *uv_err set when accept failed (the pending connection is gone).
+ */
+struct relay *relay_accept(uv_stream_t *server, const struct relay_hooks *hooks, void *ctx,
+			   int *uv_err);
+/* Connects the upstream unix socket; hooks tell how it went. Only from RELAY_HELD. */
+void relay_connect(struct relay *r, const char *upstream_path);
+/* Closes both sides now (unsent bytes are dropped); why ends up in hooks->closed. */
+void relay_close(struct relay *r, const char *why);
+
+enum relay_phase relay_phase(const struct relay *r);
+/* The client sent EOF while held (it gave up, or half-closed after its request). */
+bool relay_client_gone(const struct relay *r);
+uint64_t relay_bytes_up(const struct relay *r);	  /* client -> upstream */
+uint64_t relay_bytes_down(const struct relay *r); /* upstream -> client */
+size_t relay_held_bytes(const struct relay *r);
+/* Failed connects since the last success (a busy upstream answers EAGAIN: retry, then give up). */
+unsigned relay_connect_failures(const struct relay *r);
+
+/* The daemon's list of open relays (intrusive, so counting and closing need no allocation). */
+struct relay *relay_next(const struct relay *r);
+void relay_list_add(struct relay **head, struct relay *r);
+void relay_list_remove(struct relay **head, struct relay *r);
+
+/* True when path fits sockaddr_un.sun_path with its NUL; max gets the longest usable length. */
+bool relay_path_fits(const char *path, size_t *max);
+
+#endif

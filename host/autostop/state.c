@@ -1,0 +1,394 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "autostop/state.h"
+
+#include "message.h"
+#include "units.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/*
+ * libuv timers fire at or after their timeout in whole milliseconds, and "now" is read a little
+ * before the timer is armed: an idle period that ran this close to its end counts as complete.
+ */
+#define IDLE_SLACK_S 0.25
+
+const char *autostop_state_name(enum autostop_state s)
+{
+	switch (s) {
+	case AUTOSTOP_CHECKING:
+		return "checking";
+	case AUTOSTOP_RUNNING:
+		return "running";
+	case AUTOSTOP_UNHEALTHY:
+		return "unhealthy";
+	case AUTOSTOP_STARTING:
+		return "starting";
+	case AUTOSTOP_STOPPING:
+		return "stopping";
+	case AUTOSTOP_STOPPED:
+		return "stopped by autostop";
+	case AUTOSTOP_DOWN:
+		return "stopped";
+	}
+	return "unknown";
+}
+
+static void set_state(struct autostop *a, enum autostop_state s, double now)
+{
+	if (a->state != s)
+		a->state_since = now;
+	a->state = s;
+}
+
+__attribute__((format(printf, 3, 4))) static void
+decide(struct autostop *a, struct autostop_actions *act, const char *fmt, ...)
+{
+	char line[sizeof a->decision];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	memcpy(a->decision, line, sizeof line);
+	/* The same decision again (a container still runs, period after period) is no news. */
+	if (strcmp(line, a->logged) == 0)
+		return;
+	memcpy(a->logged, line, sizeof line);
+	act->todo |= AUTOSTOP_DO_LOG;
+}
+
+static void kind(struct autostop *a, const char *k)
+{
+	textf(a->decision_kind, sizeof a->decision_kind, "%s", k);
+}
+
+static void arm(struct autostop_actions *act, double seconds)
+{
+	act->todo |= AUTOSTOP_DO_ARM_TIMER;
+	act->todo &= ~(unsigned)AUTOSTOP_DO_DISARM_TIMER;
+	act->timer_s = seconds;
+}
+
+static const char *plural(unsigned n)
+{
+	return n == 1 ? "" : "s";
+}
+
+static void begin_start(struct autostop *a, double now, struct autostop_actions *act)
+{
+	set_state(a, AUTOSTOP_STARTING, now);
+	a->start_began = now;
+	a->ping_answered = false;
+	a->limactl_done = false;
+	a->idle_since = 0;
+	a->starts++;
+	act->todo |= AUTOSTOP_DO_START | AUTOSTOP_DO_DISARM_TIMER;
+	kind(a, "start");
+}
+
+struct autostop_actions autostop_init(struct autostop *a, const char *name, double idle_period,
+				      bool instance_running, double now)
+{
+	struct autostop_actions act = {0};
+	memset(a, 0, sizeof *a);
+	textf(a->name, sizeof a->name, "%s", name);
+	a->idle_period = idle_period;
+	a->state_since = now;
+	if (instance_running) {
+		a->state = AUTOSTOP_CHECKING;
+		act.todo |= AUTOSTOP_DO_CHECK;
+		return act;
+	}
+	a->state = AUTOSTOP_DOWN;
+	kind(a, "waiting");
+	decide(a, &act, "%s is stopped: the first client will start it", a->name);
+	return act;
+}
+
+bool autostop_client_opened(struct autostop *a, double now, struct autostop_actions *act)
+{
+	(void)now;
+	*act = (struct autostop_actions){0};
+	a->clients++;
+	a->idle_since = 0;
+	a->logged[0] = '\0'; /* after activity, the same decision is news again */
+	act->todo |= AUTOSTOP_DO_DISARM_TIMER;
+	if (a->state == AUTOSTOP_STARTING)
+		return a->ping_answered; /* Docker answers; limactl start is only finishing */
+	return a->state != AUTOSTOP_STOPPING;
+}
+
+struct autostop_actions autostop_client_closed(struct autostop *a, double now)
+{
+	(void)now;
+	struct autostop_actions act = {0};
+	if (a->clients > 0)
+		a->clients--;
+	if (a->clients == 0 && (a->state == AUTOSTOP_RUNNING || a->state == AUTOSTOP_UNHEALTHY))
+		act.todo |= AUTOSTOP_DO_CHECK;
+	return act;
+}
+
+struct autostop_actions autostop_upstream_refused(struct autostop *a, double now, const char *why)
+{
+	struct autostop_actions act = {0};
+	if (a->state == AUTOSTOP_STARTING || a->state == AUTOSTOP_STOPPING)
+		return act; /* held; the start in progress (or the one after the stop) serves it */
+	enum autostop_state was = a->state;
+	begin_start(a, now, &act);
+	if (was == AUTOSTOP_RUNNING || was == AUTOSTOP_CHECKING || was == AUTOSTOP_UNHEALTHY)
+		decide(a, &act,
+		       "starting %s: docker.sock refused a client (%s): the VM went away behind "
+		       "autostop's back; limactl start %s",
+		       a->name, why, a->name);
+	else
+		decide(a, &act, "starting %s: a client is waiting and %s is %s; limactl start %s",
+		       a->name, a->name,
+		       was == AUTOSTOP_STOPPED ? "stopped by autostop" : "stopped", a->name);
+	return act;
+}
+
+struct autostop_actions autostop_upstream_connected(struct autostop *a, double now)
+{
+	struct autostop_actions act = {0};
+	if (a->state == AUTOSTOP_DOWN || a->state == AUTOSTOP_STOPPED) {
+		/* Someone started it by hand: learn its state before deciding anything. */
+		set_state(a, AUTOSTOP_CHECKING, now);
+		act.todo |= AUTOSTOP_DO_CHECK;
+		kind(a, "found");
+		decide(a, &act, "%s answers again: it was started outside autostop", a->name);
+	}
+	return act;
+}
+
+static void check_failed(struct autostop *a, double now, const struct autostop_check *c,
+			 struct autostop_actions *act)
+{
+	a->idle_since = 0;
+	if (c->instance_stopped) {
+		bool news = a->state != AUTOSTOP_DOWN;
+		set_state(a, AUTOSTOP_DOWN, now);
+		act->todo |= AUTOSTOP_DO_DISARM_TIMER;
+		if (news) {
+			kind(a, "waiting");
+			decide(a, act,
+			       "%s is stopped (not by autostop): the first client will start it",
+			       a->name);
+		}
+		return;
+	}
+	set_state(a, AUTOSTOP_UNHEALTHY, now);
+	kind(a, "stay-up");
+	decide(a, act,
+	       "%s stays up: the Docker API does not answer (%s); autostop never stops an instance "
+	       "it cannot see healthy",
+	       a->name, c->error[0] ? c->error : "no answer");
+	if (a->clients == 0)
+		arm(act, a->idle_period);
+}
+
+struct autostop_actions autostop_check_done(struct autostop *a, double now,
+					    const struct autostop_check *c)
+{
+	struct autostop_actions act = {0};
+	if (a->state != AUTOSTOP_CHECKING && a->state != AUTOSTOP_RUNNING &&
+	    a->state != AUTOSTOP_UNHEALTHY)
+		return act; /* a start or stop began while the check ran: its answer is stale */
+	if (!c->api_ok) {
+		check_failed(a, now, c, &act);
+		return act;
+	}
+	bool was_running = a->state == AUTOSTOP_RUNNING;
+	set_state(a, AUTOSTOP_RUNNING, now);
+	a->containers = c->running;
+	a->checked_once = true;
+	char period[32];
+	vmc_format_duration(a->idle_period, period, sizeof period);
+	if (a->clients > 0) {
+		if (!was_running) {
+			kind(a, "running");
+			decide(a, &act, "%s is running and Docker answers; %u client%s open",
+			       a->name, a->clients, plural(a->clients));
+		}
+		return act;
+	}
+	if (c->running > 0) {
+		a->idle_since = 0;
+		kind(a, "stay-up");
+		decide(a, &act, "%s stays up: %u container%s running (%s)", a->name, c->running,
+		       plural(c->running), c->names[0] ? c->names : "?");
+		arm(&act, a->idle_period);
+		return act;
+	}
+	if (a->idle_since <= 0) {
+		a->idle_since = now;
+		kind(a, "idle");
+		decide(a, &act,
+		       "%s is idle: no client, no running container; it stops in %s unless that "
+		       "changes",
+		       a->name, period);
+		arm(&act, a->idle_period);
+		return act;
+	}
+	double idle_for = now - a->idle_since;
+	if (idle_for + IDLE_SLACK_S < a->idle_period) {
+		arm(&act, a->idle_period - idle_for);
+		return act;
+	}
+	set_state(a, AUTOSTOP_STOPPING, now);
+	a->stops++;
+	a->idle_since = 0;
+	kind(a, "stop");
+	decide(a, &act, "stopping %s: no client and no running container for %s; limactl stop %s",
+	       a->name, period, a->name);
+	act.todo |= AUTOSTOP_DO_STOP | AUTOSTOP_DO_DISARM_TIMER;
+	return act;
+}
+
+struct autostop_actions autostop_timer_fired(struct autostop *a, double now)
+{
+	(void)now;
+	struct autostop_actions act = {0};
+	if (a->clients == 0 && (a->state == AUTOSTOP_RUNNING || a->state == AUTOSTOP_UNHEALTHY))
+		act.todo |= AUTOSTOP_DO_CHECK;
+	return act;
+}
+
+static void finish_start(struct autostop *a, double now, struct autostop_actions *act)
+{
+	set_state(a, AUTOSTOP_RUNNING, now);
+	act->todo |= AUTOSTOP_DO_END_START;
+	if (a->clients == 0)
+		act->todo |= AUTOSTOP_DO_CHECK;
+}
+
+struct autostop_actions autostop_ping_answered(struct autostop *a, double now, unsigned held)
+{
+	struct autostop_actions act = {0};
+	if (a->state != AUTOSTOP_STARTING || a->ping_answered)
+		return act;
+	a->ping_answered = true;
+	a->has_last_start = true;
+	a->last_start_s = now - a->start_began;
+	char took[32];
+	vmc_format_duration(a->last_start_s, took, sizeof took);
+	kind(a, "ready");
+	decide(a, &act, "%s answers /_ping %s after the start decision; relaying %u held client%s",
+	       a->name, took, held, plural(held));
+	act.todo |= AUTOSTOP_DO_CONNECT_HELD;
+	if (a->limactl_done)
+		finish_start(a, now, &act);
+	return act;
+}
+
+static void fail_start(struct autostop *a, double now, struct autostop_actions *act,
+		       enum autostop_state next)
+{
+	set_state(a, next, now);
+	act->todo |= AUTOSTOP_DO_CLOSE_HELD | AUTOSTOP_DO_END_START;
+	kind(a, "failed");
+}
+
+struct autostop_actions autostop_start_exited(struct autostop *a, double now, int exit_code,
+					      const char *last_line, unsigned held)
+{
+	struct autostop_actions act = {0};
+	if (a->state != AUTOSTOP_STARTING)
+		return act;
+	a->limactl_done = true;
+	if (a->ping_answered) {
+		if (exit_code != 0) {
+			kind(a, "running");
+			decide(
+			    a, &act, "limactl start %s exited %d (%s) but Docker answers: running",
+			    a->name, exit_code, last_line && *last_line ? last_line : "no output");
+		}
+		finish_start(a, now, &act);
+		return act;
+	}
+	if (exit_code == 0)
+		return act; /* up as far as Lima is concerned; keep pinging until the deadline */
+	fail_start(a, now, &act, AUTOSTOP_DOWN);
+	decide(a, &act, "start of %s failed: limactl start exited %d: %s; closed %u held client%s",
+	       a->name, exit_code, last_line && *last_line ? last_line : "no output", held,
+	       plural(held));
+	return act;
+}
+
+struct autostop_actions autostop_start_timed_out(struct autostop *a, double now, double timeout_s,
+						 unsigned held)
+{
+	struct autostop_actions act = {0};
+	if (a->state != AUTOSTOP_STARTING || a->ping_answered)
+		return act;
+	char t[32];
+	vmc_format_duration(timeout_s, t, sizeof t);
+	fail_start(a, now, &act, a->limactl_done ? AUTOSTOP_UNHEALTHY : AUTOSTOP_DOWN);
+	decide(a, &act,
+	       "start of %s timed out: Docker did not answer /_ping within %s%s; closed %u held "
+	       "client%s",
+	       a->name, t, a->limactl_done ? " although limactl start succeeded" : "", held,
+	       plural(held));
+	if (a->state == AUTOSTOP_UNHEALTHY && a->clients == 0)
+		arm(&act, a->idle_period);
+	return act;
+}
+
+struct autostop_actions autostop_start_failed(struct autostop *a, double now, const char *why,
+					      unsigned held)
+{
+	struct autostop_actions act = {0};
+	fail_start(a, now, &act, AUTOSTOP_DOWN);
+	decide(a, &act, "start of %s failed: %s; closed %u held client%s", a->name, why, held,
+	       plural(held));
+	return act;
+}
+
+struct autostop_actions autostop_stop_exited(struct autostop *a, double now, int exit_code,
+					     const char *last_line, double took_s)
+{
+	struct autostop_actions act = {0};
+	if (a->state != AUTOSTOP_STOPPING)
+		return act;
+	a->last_stop_s = took_s;
+	if (exit_code == 0) {
+		act.todo |= AUTOSTOP_DO_SETTLE;
+		return act;
+	}
+	set_state(a, AUTOSTOP_CHECKING, now);
+	kind(a, "failed");
+	decide(a, &act, "stop of %s failed: limactl stop exited %d: %s; checking it again", a->name,
+	       exit_code, last_line && *last_line ? last_line : "no output");
+	act.todo |= AUTOSTOP_DO_CHECK;
+	return act;
+}
+
+struct autostop_actions autostop_stop_settled(struct autostop *a, double now, int64_t freed)
+{
+	struct autostop_actions act = {0};
+	if (a->state != AUTOSTOP_STOPPING)
+		return act;
+	set_state(a, AUTOSTOP_STOPPED, now);
+	a->has_last_freed = true;
+	a->last_freed = freed;
+	char took[32], gain[32];
+	vmc_format_duration(a->last_stop_s, took, sizeof took);
+	vmc_format_bytes_delta(freed, gain, sizeof gain);
+	if (a->clients > 0) {
+		begin_start(a, now, &act);
+		decide(a, &act,
+		       "stopped %s in %s (host free memory %s); %u client%s arrived meanwhile: "
+		       "limactl start %s",
+		       a->name, took, gain, a->clients, plural(a->clients), a->name);
+		return act;
+	}
+	kind(a, "stopped");
+	decide(a, &act, "stopped %s in %s: host free memory %s", a->name, took, gain);
+	return act;
+}
+
+double autostop_idle_for(const struct autostop *a, double now)
+{
+	return a->idle_since > 0 && now > a->idle_since ? now - a->idle_since : 0;
+}

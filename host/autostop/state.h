@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What `vmcost autostop` decides, without sockets or processes: every event (a client opened
+ * or closed, a check of the Docker API answered, limactl exited, a timer fired) goes in with
+ * the time, and out come the actions the daemon must take and, for each decision, one log line.
+ * The rules (issue 12):
+ *   - stop only when, for the whole idle period, no client was open and the Docker API
+ *     reported no running container; the period starts when a check finds both true;
+ *   - never stop an instance not seen running and healthy (answering), never during a start;
+ *   - a client that finds docker.sock refusing is held while one shared start runs, until
+ *     /_ping answers; a failed or timed-out start closes the held clients.
+ */
+#ifndef VMC_AUTOSTOP_STATE_H
+#define VMC_AUTOSTOP_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum autostop_state {
+	AUTOSTOP_CHECKING,  /* started up, or something changed: asking the Docker API */
+	AUTOSTOP_RUNNING,   /* seen answering: the only state that can lead to a stop */
+	AUTOSTOP_UNHEALTHY, /* Lima runs it but Docker does not answer: never stopped */
+	AUTOSTOP_STARTING,  /* limactl start runs, or /_ping has not answered yet */
+	AUTOSTOP_STOPPING,  /* limactl stop runs, then host free memory settles */
+	AUTOSTOP_STOPPED,   /* stopped by autostop */
+	AUTOSTOP_DOWN,	    /* not running, and not stopped by autostop */
+};
+
+/* Actions, combined in a bit mask. */
+enum autostop_action {
+	AUTOSTOP_DO_CHECK = 1 << 0,	   /* ask the Docker API: health and running containers */
+	AUTOSTOP_DO_ARM_TIMER = 1 << 1,	   /* (re)arm the idle timer for timer_s */
+	AUTOSTOP_DO_DISARM_TIMER = 1 << 2, /* no idle timer: not idle */
+	AUTOSTOP_DO_START = 1 << 3,	   /* run limactl start NAME, ping until it answers */
+	AUTOSTOP_DO_STOP = 1 << 4,	   /* run limactl stop NAME */
+	AUTOSTOP_DO_SETTLE = 1 << 5,	   /* measure the host free-memory gain of the stop */
+	AUTOSTOP_DO_CONNECT_HELD = 1 << 6, /* connect every held client to docker.sock */
+	AUTOSTOP_DO_CLOSE_HELD = 1 << 7,   /* close every held client: the start failed */
+	AUTOSTOP_DO_END_START = 1 << 8,	   /* stop pinging and the start deadline */
+	AUTOSTOP_DO_LOG = 1 << 9,	   /* a decision was made: log state->decision */
+};
+
+struct autostop_actions {
+	unsigned todo;	/* enum autostop_action bits */
+	double timer_s; /* with AUTOSTOP_DO_ARM_TIMER */
+};
+
+/* What one check of the Docker API found. */
+struct autostop_check {
+	bool api_ok;	       /* GET /containers/json answered */
+	unsigned running;      /* running containers */
+	char names[200];       /* "pg, fdb" (may be truncated) */
+	char error[200];       /* why the API did not answer */
+	bool instance_stopped; /* Lima says the instance is stopped (when !api_ok) */
+};
+
+struct autostop {
+	enum autostop_state state;
+	double state_since;
+	double idle_period;  /* seconds */
+	char name[256];	     /* instance, for log lines */
+	unsigned clients;    /* open client connections, held ones included */
+	double idle_since;   /* > 0: since then no client, no running container */
+	unsigned containers; /* running containers at the last check */
+	bool checked_once;   /* a check answered since the daemon started */
+	/* the start in progress */
+	double start_began;
+	bool ping_answered, limactl_done;
+	/* what the status shows */
+	bool has_last_start;
+	double last_start_s; /* start decision to the first /_ping answer */
+	bool has_last_freed;
+	int64_t last_freed; /* host free-memory gain of the last stop (bytes) */
+	double last_stop_s; /* limactl stop's own duration */
+	unsigned starts, stops;
+	char decision_kind[16]; /* "start", "stop", "stay-up", "idle", "ready", "failed", ... */
+	char decision[400];	/* the last decision, one line */
+	char logged[400];	/* the last line logged: a repeat without news is not logged */
+};
+
+const char *autostop_state_name(enum autostop_state s);
+
+/* instance_running: Lima's status when the daemon starts. */
+struct autostop_actions autostop_init(struct autostop *a, const char *name, double idle_period,
+				      bool instance_running, double now);
+
+/* A client connected. Returns true when it should be connected to docker.sock now, false
+ * when it is held (a start or stop is under way). */
+bool autostop_client_opened(struct autostop *a, double now, struct autostop_actions *act);
+struct autostop_actions autostop_client_closed(struct autostop *a, double now);
+
+/* A client's connect to docker.sock failed (why: "connection refused"). */
+struct autostop_actions autostop_upstream_refused(struct autostop *a, double now, const char *why);
+/* A client's connect to docker.sock succeeded. */
+struct autostop_actions autostop_upstream_connected(struct autostop *a, double now);
+
+struct autostop_actions autostop_check_done(struct autostop *a, double now,
+					    const struct autostop_check *c);
+struct autostop_actions autostop_timer_fired(struct autostop *a, double now);
+
+/* During a start: /_ping answered; limactl start exited (last_line: its last output line). */
+struct autostop_actions autostop_ping_answered(struct autostop *a, double now, unsigned held);
+struct autostop_actions autostop_start_exited(struct autostop *a, double now, int exit_code,
+					      const char *last_line, unsigned held);
+struct autostop_actions autostop_start_timed_out(struct autostop *a, double now, double timeout_s,
+						 unsigned held);
+/* limactl start could not even be run (why: "limactl is not on PATH"). */
+struct autostop_actions autostop_start_failed(struct autostop *a, double now, const char *why,
+					      unsigned held);
+
+struct autostop_actions autostop_stop_exited(struct autostop *a, double now, int exit_code,
+					     const char *last_line, double took_s);
+/* The host's free memory settled after the stop: freed is the gain in bytes. */
+struct autostop_actions autostop_stop_settled(struct autostop *a, double now, int64_t freed);
+
+/* Seconds idle so far (0 when not idle). */
+double autostop_idle_for(const struct autostop *a, double now);
+
+#endif

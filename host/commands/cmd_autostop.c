@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * vmcost autostop NAME: a Docker socket of its own that starts the instance on the first API
+ * call and stops it when Docker has been idle for a whole period — the only way a VM on
+ * Virtualization.framework gives its RAM back. The daemon lives in host/autostop/.
+ */
+#include "autostop/daemon.h"
+#include "autostop/status.h"
+#include "commands/cli.h"
+#include "commands/commands.h"
+#include "jsonutil.h"
+#include "clients/lima.h"
+#include "log.h"
+#include "message.h"
+#include "units.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_IDLE_S		(5 * 60.0)
+#define DEFAULT_START_TIMEOUT_S (10 * 60.0) /* Lima's own default for limactl start */
+#define DEFAULT_STOP_TIMEOUT_S	(5 * 60.0)
+
+static const char help[] =
+    "usage: vmcost autostop NAME [--idle DURATION] [--listen PATH] [--start-timeout DURATION]\n"
+    "                            [--json]\n"
+    "       vmcost autostop NAME --status [--json]\n\n"
+    "Serves a Docker socket for instance NAME that starts the VM on the first API call and\n"
+    "stops it once, for a whole idle period, no client was connected and Docker reported no\n"
+    "running container. Every connection is relayed byte for byte to NAME's sock/docker.sock\n"
+    "(attach, exec -it, logs -f, events and BuildKit work); a client that arrives while the\n"
+    "VM is stopped is held while `limactl start NAME` runs, until Docker answers /_ping.\n"
+    "It never stops an instance it did not see running and healthy, and never during a start.\n"
+    "Runs in the foreground and prints one line per decision; SIGTERM closes the socket and\n"
+    "leaves the VM as it is. Point clients at it with:  eval \"$(vmcost env NAME)\"\n\n"
+    "  --idle DURATION           idle period before a stop (default 5m; 30s, 1h...)\n"
+    "  --listen PATH             the socket clients use (default\n"
+    "                            $LIMA_HOME/NAME/sock/docker-autostop.sock)\n"
+    "  --start-timeout DURATION  how long held clients wait for a start (default 10m)\n"
+    "  --status                  what the running daemon sees: state, idle time, last start\n"
+    "                            duration, RAM the last stop gave back\n"
+    "  --json                    decisions (or the status) as JSON\n\n"
+
+    "Example: vmcost autostop dev --idle 10m\n";
+
+struct autostop_opts {
+	const char *name;
+	const char *listen;
+	double idle_s, start_timeout_s;
+	bool status, json;
+};
+
+static int parse_duration_opt(const char *opt, const char *arg, double *out)
+{
+	if (cli_duration(arg, out) == 0)
+		return 0;
+	fputs(help, stderr);
+	die(VMC_EXIT_USAGE, "%s needs a duration such as 30s, 5m or 1h, got \"%s\"", opt, arg);
+}
+
+static int parse_args(int argc, char **argv, struct autostop_opts *o)
+{
+	static const struct option longopts[] = {
+	    {"idle", required_argument, NULL, 'i'},
+	    {"listen", required_argument, NULL, 'l'},
+	    {"start-timeout", required_argument, NULL, 't'},
+	    {"status", no_argument, NULL, 's'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	*o = (struct autostop_opts){.idle_s = DEFAULT_IDLE_S,
+				    .start_timeout_s = DEFAULT_START_TIMEOUT_S};
+	optind = 1;
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			fputs(help, stdout);
+			return VMC_EXIT_OK;
+		case 'i':
+			parse_duration_opt("--idle", optarg, &o->idle_s);
+			break;
+		case 't':
+			parse_duration_opt("--start-timeout", optarg, &o->start_timeout_s);
+			break;
+		case 'l':
+			o->listen = optarg;
+			break;
+		case 's':
+			o->status = true;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		default:
+			fputs(help, stderr);
+			die(VMC_EXIT_USAGE, "unknown option or missing value: %s",
+			    argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1) {
+		fputs(help, stderr);
+		die(VMC_EXIT_USAGE, "%s",
+		    optind >= argc ? "an instance name is required" : "one instance name, please");
+	}
+	o->name = argv[optind];
+	return CLI_CONTINUE;
+}
+
+static int show_status(const struct cli_opts *co, const struct lima_instance *inst)
+{
+	json_t *doc;
+	char err[1024];
+	if (autostop_status_fetch(inst->dir, &doc, err, sizeof err) != 0)
+		return cli_fail(co, VMC_EXIT_FAILURE, "%s: %s (start one with: vmcost autostop %s)",
+				inst->name, err, inst->name);
+	if (co->json)
+		return cli_print_json(doc);
+	autostop_status_print(doc, stdout);
+	json_decref(doc);
+	return VMC_EXIT_OK;
+}
+
+static int fill_config(const struct cli_opts *co, const struct autostop_opts *o,
+		       const struct lima_instance *inst, struct autostop_config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	textf(cfg->instance, sizeof cfg->instance, "%s", inst->name);
+	textf(cfg->instance_dir, sizeof cfg->instance_dir, "%s", inst->dir);
+	if (!autostop_sock_path(inst->dir, "docker.sock", cfg->upstream, sizeof cfg->upstream) ||
+	    !autostop_sock_path(inst->dir, AUTOSTOP_STATUS_SOCKET_NAME, cfg->status,
+				sizeof cfg->status))
+		return cli_fail(co, VMC_EXIT_USAGE, "instance directory %s: path too long",
+				inst->dir);
+	if (o->listen)
+		textf(cfg->listen, sizeof cfg->listen, "%s", o->listen);
+	else
+		autostop_sock_path(inst->dir, AUTOSTOP_SOCKET_NAME, cfg->listen,
+				   sizeof cfg->listen);
+	cfg->idle_s = o->idle_s;
+	cfg->start_timeout_s = o->start_timeout_s;
+	cfg->stop_timeout_s = DEFAULT_STOP_TIMEOUT_S;
+	cfg->instance_running = inst->status == LIMA_STATUS_RUNNING;
+	cfg->json = o->json;
+	cfg->listen_fd = -1;
+	return VMC_EXIT_OK;
+}
+
+int cmd_autostop(int argc, char **argv)
+{
+	struct autostop_opts o;
+	int rc = parse_args(argc, argv, &o);
+	if (rc != CLI_CONTINUE)
+		return rc;
+	struct cli_opts co = {.json = o.json};
+	struct lima_instance inst;
+	char err[1024];
+	if ((rc = lima_instance_load(o.name, &inst, err, sizeof err)) != VMC_EXIT_OK)
+		return cli_fail(&co, rc, "%s", err);
+	if (o.status)
+		return show_status(&co, &inst);
+	struct autostop_config *cfg = malloc(sizeof *cfg);
+	if (!cfg)
+		return cli_fail(&co, VMC_EXIT_FAILURE, "out of memory");
+	if ((rc = fill_config(&co, &o, &inst, cfg)) == VMC_EXIT_OK) {
+		rc = autostop_daemon_run(cfg, err, sizeof err);
+		if (rc != VMC_EXIT_OK)
+			rc = cli_fail(&co, rc, "%s", err);
+	}
+	free(cfg);
+	return rc;
+}

@@ -1,0 +1,827 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * vmcost autostop end to end on this machine, with no VM: the daemon (host/autostop/) runs in
+ * a child process against a fake docker.sock and a fake limactl. This same program is the fake
+ * dockerd (--fake-dockerd SOCK DIR): it answers /_ping, /containers/json (from DIR/containers.json)
+ * and /events (held open), echoes "ECHO" connections byte for byte, and records what a "HALF"
+ * connection sends after it shut its own write half. The fake limactl starts and stops it and
+ * answers `list --json` from whether it runs.
+ *
+ * Waits poll with generous deadlines; nothing here measures time.
+ */
+#include "autostop/daemon.h"
+#include "autostop/status.h"
+#include "check.h"
+#include "fake_daemon.h"
+#include "host_testlib.h"
+#include "log.h"
+
+#include <limits.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+
+static char t_self[PATH_MAX]; /* this test program, the fake dockerd */
+static char t_inst[256];      /* $LIMA_HOME/dev */
+static char t_state[256];     /* the fakes' shared directory */
+static char t_docker[320];    /* $LIMA_HOME/dev/sock/docker.sock */
+static char t_listen[320];    /* $LIMA_HOME/dev/sock/docker-autostop.sock */
+static char t_log[320];	      /* the daemon's stdout and stderr */
+static pid_t t_daemon_pid;
+
+/* sun_path for path; false when it does not fit (the caller's paths always do). */
+static bool t_sockaddr(const char *path, struct sockaddr_un *sa)
+{
+	memset(sa, 0, sizeof *sa);
+	sa->sun_family = AF_UNIX;
+	size_t len = strlen(path);
+	if (len >= sizeof sa->sun_path)
+		return false;
+	memcpy(sa->sun_path, path, len + 1);
+	return true;
+}
+
+/* ---- the fake dockerd --------------------------------------------------------------------- */
+
+static void dockerd_write(int fd, const char *s, size_t len)
+{
+	while (len > 0) {
+		ssize_t w = write(fd, s, len);
+		if (w <= 0)
+			return;
+		s += w;
+		len -= (size_t)w;
+	}
+}
+
+static void dockerd_puts(int fd, const char *s)
+{
+	dockerd_write(fd, s, strlen(s));
+}
+
+/* Reads the first line; for HTTP, the rest of the header too (so closing sends FIN, not RST). */
+static size_t dockerd_read_head(int fd, char *buf, size_t cap)
+{
+	size_t n = 0;
+	while (n + 1 < cap) {
+		ssize_t r = read(fd, buf + n, 1);
+		if (r <= 0)
+			break;
+		n++;
+		buf[n] = '\0';
+		if (n >= 4 && strncmp(buf, "ECHO", 4) != 0 && strncmp(buf, "HALF", 4) != 0 &&
+		    strcmp(buf + n - 4, "\r\n\r\n") == 0)
+			break;
+		if ((strncmp(buf, "ECHO", 4) == 0 || strncmp(buf, "HALF", 4) == 0) &&
+		    buf[n - 1] == '\n')
+			break;
+	}
+	buf[n] = '\0';
+	return n;
+}
+
+static void dockerd_reply(int fd, const char *status, const char *body)
+{
+	char head[256];
+	snprintf(head, sizeof head,
+		 "HTTP/1.1 %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
+		 "Connection: close\r\n\r\n",
+		 status, strlen(body));
+	dockerd_puts(fd, head);
+	dockerd_puts(fd, body);
+}
+
+static void dockerd_serve(int fd, const char *dir)
+{
+	char head[8192];
+	dockerd_read_head(fd, head, sizeof head);
+	char buf[65536];
+	ssize_t r;
+	if (strncmp(head, "ECHO", 4) == 0) {
+		while ((r = read(fd, buf, sizeof buf)) > 0)
+			dockerd_write(fd, buf, (size_t)r);
+		dockerd_puts(fd, "EOF\n");
+		shutdown(fd, SHUT_WR);
+	} else if (strncmp(head, "HALF", 4) == 0) {
+		dockerd_puts(fd, "bye\n");
+		shutdown(fd, SHUT_WR);
+		char path[400];
+		snprintf(path, sizeof path, "%s/half.txt", dir);
+		FILE *f = fopen(path, "w");
+		while ((r = read(fd, buf, sizeof buf)) > 0 && f)
+			fwrite(buf, 1, (size_t)r, f);
+		if (f)
+			fclose(f);
+	} else if (strncmp(head, "GET /_ping ", 11) == 0) {
+		dockerd_reply(fd, "200 OK", "OK");
+	} else if (strncmp(head, "GET /containers/json", 20) == 0) {
+		char path[400];
+		snprintf(path, sizeof path, "%s/containers.json", dir);
+		size_t len;
+		char *list = fake_read_file(path, &len);
+		dockerd_reply(fd, "200 OK", list ? list : "[]");
+		free(list);
+	} else if (strncmp(head, "GET /events", 11) == 0) {
+		dockerd_puts(fd, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n");
+		while (read(fd, buf, sizeof buf) > 0)
+			;
+	} else {
+		dockerd_reply(fd, "400 Bad Request", "{\"message\":\"page not found\"}");
+	}
+	close(fd);
+}
+
+static int fake_dockerd(const char *sock, const char *dir)
+{
+	setpgid(0, 0); /* the fake limactl stops the whole group, connections included */
+	signal(SIGCHLD, SIG_IGN);
+	unlink(sock);
+	int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	struct sockaddr_un sa;
+	if (!t_sockaddr(sock, &sa) || bind(lfd, (struct sockaddr *)&sa, sizeof sa) < 0 ||
+	    listen(lfd, 128) < 0) {
+		perror(sock);
+		return 1;
+	}
+	for (;;) {
+		int fd = accept(lfd, NULL, NULL);
+		if (fd < 0)
+			continue;
+		if (fork() == 0) {
+			close(lfd);
+			dockerd_serve(fd, dir);
+			_exit(0);
+		}
+		close(fd);
+	}
+}
+
+/* ---- the environment ---------------------------------------------------------------------- */
+
+static const char fake_limactl[] =
+    "#!/bin/sh\n"
+    "PATH=/usr/bin:/bin\n"
+    "S='%s'\n"
+    "echo \"$*\" >>\"$S/calls\"\n"
+    "cmd=$1\n"
+    "alive() { [ -f \"$S/dockerd.pid\" ] && kill -0 \"$(cat \"$S/dockerd.pid\")\" 2>/dev/null; }\n"
+    "case $cmd in\n"
+    "list) st=Stopped; alive && st=Running\n"
+    "  printf '{\"name\":\"dev\",\"status\":\"%%s\",\"dir\":\"%s\",\"vmType\":\"qemu\"}\\n' $st "
+    ";;\n"
+    "start) if [ -f \"$S/start-fails\" ]; then echo 'level=fatal msg=\"fake start failed\"' >&2;"
+    " exit 1; fi\n"
+    "  alive && exit 0\n"
+    "  sleep 0.3\n"
+    "  '%s' --fake-dockerd '%s' \"$S\" </dev/null &\n"
+    "  echo $! >\"$S/dockerd.pid\"\n"
+    "  echo $! >>\"$S/every-dockerd.pid\"\n"
+    "  echo 'level=info msg=\"READY\"' >&2 ;;\n"
+    "stop) alive || { echo 'level=fatal msg=\"not running\"' >&2; exit 1; }\n"
+    "  kill -TERM -\"$(cat \"$S/dockerd.pid\")\"; rm -f \"$S/dockerd.pid\" '%s' ;;\n"
+    "*) echo \"fake limactl: $cmd?\" >&2; exit 2 ;;\n"
+    "esac\n";
+
+static bool t_file_exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
+}
+
+static void t_env(void)
+{
+	t_setup("autostop");
+	snprintf(t_inst, sizeof t_inst, "%s/lima/dev", t_root);
+	snprintf(t_state, sizeof t_state, "%s/state", t_root);
+	snprintf(t_docker, sizeof t_docker, "%s/sock/docker.sock", t_inst);
+	snprintf(t_listen, sizeof t_listen, "%s/sock/%s", t_inst, AUTOSTOP_SOCKET_NAME);
+	snprintf(t_log, sizeof t_log, "%s/daemon.log", t_root);
+	t_write("vmType: qemu\n", "lima/dev/lima.yaml");
+	t_write("", "lima/dev/sock/.keep");
+	t_write("", "state/.keep");
+	char script[16384];
+	snprintf(script, sizeof script, fake_limactl, t_state, t_inst, t_self, t_docker, t_docker);
+	t_write(script, "bin/limactl");
+	t_chmod("bin/limactl", 0755);
+}
+
+static double t_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Polls cond every 20 ms for up to seconds. */
+#define WAIT_UNTIL(cond, seconds)                                                                  \
+	({                                                                                         \
+		double end_ = t_now() + (seconds);                                                 \
+		bool ok_;                                                                          \
+		while (!(ok_ = (cond)) && t_now() < end_)                                          \
+			usleep(20000);                                                             \
+		ok_;                                                                               \
+	})
+
+static char *t_slurp(const char *path)
+{
+	size_t len;
+	char *s = fake_read_file(path, &len);
+	return s ? s : calloc(1, 1);
+}
+
+static bool t_file_has(const char *path, const char *needle)
+{
+	char *s = t_slurp(path);
+	bool found = strstr(s, needle) != NULL;
+	free(s);
+	return found;
+}
+
+static bool t_log_has(const char *needle)
+{
+	return t_file_has(t_log, needle);
+}
+
+/* The daemon's state as its status socket tells it, into buf ("" when it did not answer). */
+static const char *t_status_state(char *buf, size_t size)
+{
+	json_t *doc = NULL;
+	char err[512];
+	buf[0] = '\0';
+	if (autostop_status_fetch(t_inst, &doc, err, sizeof err) == 0)
+		snprintf(buf, size, "%s", json_string_value(json_object_get(doc, "state")));
+	json_decref(doc);
+	return buf;
+}
+
+/* Lines of the fakes' call log that start with verb ("start", "stop"). */
+static int t_calls(const char *verb)
+{
+	char path[400];
+	snprintf(path, sizeof path, "%s/calls", t_state);
+	char *s = t_slurp(path);
+	int n = 0;
+	size_t len = strlen(verb);
+	for (char *line = s; line && *line;
+	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+		n += strncmp(line, verb, len) == 0 && line[len] == ' ';
+	free(s);
+	return n;
+}
+
+static pid_t t_dockerd_pid(void)
+{
+	char path[400];
+	snprintf(path, sizeof path, "%s/dockerd.pid", t_state);
+	char *s = t_slurp(path);
+	pid_t p = (pid_t)atoi(s);
+	free(s);
+	return p;
+}
+
+static bool t_dockerd_alive(void)
+{
+	pid_t p = t_dockerd_pid();
+	return p > 0 && kill(p, 0) == 0;
+}
+
+/* The VM "runs": the fake limactl starts the fake dockerd, as a start by hand would. */
+static void t_vm_up(void)
+{
+	CHECK_INT(system("limactl start --tty=false dev >/dev/null 2>&1"), 0);
+	CHECK(WAIT_UNTIL(t_file_exists(t_docker), 10));
+}
+
+static void t_vm_kill(void)
+{
+	pid_t p = t_dockerd_pid();
+	if (p <= 0)
+		return;
+	kill(-p, SIGKILL);
+	WAIT_UNTIL(kill(p, 0) != 0, 5);
+}
+
+/* Every fake dockerd this test started is gone (a test must not leave processes behind). */
+static void t_kill_every_vm(void)
+{
+	char path[400];
+	snprintf(path, sizeof path, "%s/every-dockerd.pid", t_state);
+	char *s = t_slurp(path);
+	for (char *line = s; line && *line;) {
+		pid_t p = (pid_t)atoi(line);
+		if (p > 0 && kill(-p, SIGKILL) == 0)
+			WAIT_UNTIL(kill(p, 0) != 0, 5);
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+	free(s);
+}
+
+/* ---- the daemon in a child process ---------------------------------------------------------- */
+
+static void t_daemon_config(struct autostop_config *cfg, double idle, const char *listen)
+{
+	memset(cfg, 0, sizeof *cfg);
+	snprintf(cfg->instance, sizeof cfg->instance, "dev");
+	snprintf(cfg->instance_dir, sizeof cfg->instance_dir, "%s", t_inst);
+	snprintf(cfg->upstream, sizeof cfg->upstream, "%s", t_docker);
+	snprintf(cfg->listen, sizeof cfg->listen, "%s", listen ? listen : t_listen);
+	snprintf(cfg->status, sizeof cfg->status, "%s/sock/%s", t_inst,
+		 AUTOSTOP_STATUS_SOCKET_NAME);
+	cfg->idle_s = idle;
+	cfg->start_timeout_s = 20;
+	cfg->stop_timeout_s = 20;
+	cfg->listen_fd = -1;
+	cfg->instance_running = t_dockerd_alive();
+}
+
+static pid_t t_daemon_cfg(const struct autostop_config *cfg)
+{
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int fd = open(t_log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		close(fd);
+		vmc_log_init("vmcost");
+		char err[1024];
+		int rc = autostop_daemon_run(cfg, err, sizeof err);
+		if (rc != 0)
+			fprintf(stderr, "vmcost: error: %s\n", err);
+		exit(rc);
+	}
+	t_daemon_pid = pid;
+	return pid;
+}
+
+/* Starts the daemon and waits until it listens (its status socket comes last). */
+static void t_daemon(double idle)
+{
+	struct autostop_config cfg;
+	t_daemon_config(&cfg, idle, NULL);
+	t_daemon_pid = t_daemon_cfg(&cfg);
+	CHECK(WAIT_UNTIL(t_log_has("listening on"), 10));
+	CHECK(WAIT_UNTIL(t_file_exists(cfg.status), 10));
+}
+
+/* Exit status of a child, or -1 when it did not exit within seconds. */
+static int t_wait_exit(pid_t pid, double seconds)
+{
+	int status = 0;
+	if (!WAIT_UNTIL(waitpid(pid, &status, WNOHANG) == pid, seconds))
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* SIGTERM, and the daemon must exit 0: no sanitizer report, no leak. */
+static void t_daemon_stop(void)
+{
+	kill(t_daemon_pid, SIGTERM);
+	int rc = t_wait_exit(t_daemon_pid, 15);
+	CHECK_INT(rc, 0);
+	if (rc != 0) {
+		char *s = t_slurp(t_log);
+		fprintf(stderr, "---- daemon log\n%s----\n", s);
+		free(s);
+		if (rc < 0) {
+			kill(t_daemon_pid, SIGKILL);
+			waitpid(t_daemon_pid, NULL, 0);
+		}
+	}
+}
+
+static void t_teardown(void)
+{
+	if (getenv("AUTOSTOP_TEST_SHOW_LOG")) {
+		char *s = t_slurp(t_log);
+		printf("---- %s: daemon log\n%s----\n", check_current, s);
+		free(s);
+	}
+	t_vm_kill();
+	t_kill_every_vm();
+	t_cleanup();
+}
+
+/* ---- clients ------------------------------------------------------------------------------ */
+
+static int t_connect(const char *path)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un sa;
+	if (!t_sockaddr(path, &sa) || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static bool t_send(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+		if (w <= 0)
+			return false;
+		p += w;
+		len -= (size_t)w;
+	}
+	return true;
+}
+
+/* Reads until EOF or an error; -2 if nothing ended within timeout_ms. */
+static ssize_t t_read_to_eof(int fd, char *buf, size_t cap, int timeout_ms)
+{
+	size_t n = 0;
+	double end = t_now() + timeout_ms / 1000.0;
+	for (;;) {
+		int left = (int)((end - t_now()) * 1000);
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (left <= 0 || poll(&p, 1, left) <= 0)
+			return -2;
+		ssize_t r = read(fd, buf + n, cap - n - 1);
+		if (r <= 0) {
+			buf[n] = '\0';
+			return r < 0 && n == 0 ? -1 : (ssize_t)n;
+		}
+		n += (size_t)r;
+		if (n + 1 >= cap) {
+			buf[n] = '\0';
+			return (ssize_t)n;
+		}
+	}
+}
+
+static const char ping_request[] = "GET /_ping HTTP/1.1\r\nHost: docker\r\n\r\n";
+
+/* One request through the relay; the answer (NUL-terminated) in buf, or false. */
+static bool t_request(const char *request, char *buf, size_t cap, int timeout_ms)
+{
+	buf[0] = '\0';
+	int fd = t_connect(t_listen);
+	if (fd < 0)
+		return false;
+	bool ok =
+	    t_send(fd, request, strlen(request)) && t_read_to_eof(fd, buf, cap, timeout_ms) > 0;
+	close(fd);
+	return ok;
+}
+
+/*
+ * Sends len bytes and reads what comes back at the same time (the echo would fill both
+ * socket buffers otherwise), half-closing after the last byte.
+ */
+static size_t t_pump(int fd, const char *out, size_t len, char *in, size_t cap)
+{
+	size_t sent = 0, got = 0;
+	bool shut = false;
+	double end = t_now() + 60;
+	for (;;) {
+		struct pollfd p = {.fd = fd, .events = POLLIN | (shut ? 0 : POLLOUT)};
+		if (poll(&p, 1, 1000) < 0 || t_now() > end)
+			break;
+		if ((p.revents & POLLOUT) && !shut) {
+			size_t piece = len - sent < 65536 ? len - sent : 65536;
+			ssize_t w = send(fd, out + sent, piece, MSG_DONTWAIT);
+			if (w > 0)
+				sent += (size_t)w;
+			if (sent == len) {
+				shutdown(fd, SHUT_WR);
+				shut = true;
+			}
+		}
+		if (p.revents & (POLLIN | POLLHUP)) {
+			ssize_t r = recv(fd, in + got, cap - got, MSG_DONTWAIT);
+			if (r == 0)
+				break;
+			if (r > 0)
+				got += (size_t)r;
+		}
+	}
+	return got;
+}
+
+/* ---- tests -------------------------------------------------------------------------------- */
+
+TEST(relays_bytes_exactly_both_ways)
+{
+	t_env();
+	t_vm_up();
+	t_daemon(60);
+	size_t len = 3u << 20;
+	char *out = malloc(len + 5), *in = malloc(len + 64);
+	memcpy(out, "ECHO\n", 5);
+	for (size_t i = 0; i < len; i++)
+		out[5 + i] = (char)(i * 7 + i / 4096);
+	int fd = t_connect(t_listen);
+	CHECK(fd >= 0);
+	size_t got = t_pump(fd, out, len + 5, in, len + 64);
+	close(fd);
+	/* Every byte back in order, then the upstream's EOF marker: it saw our half-close. */
+	CHECK_U64(got, len + 4);
+	CHECK(got >= len && memcmp(in, out + 5, len) == 0);
+	CHECK(got == len + 4 && memcmp(in + len, "EOF\n", 4) == 0);
+	free(out);
+	free(in);
+	t_daemon_stop();
+	t_teardown();
+}
+
+TEST(half_close_from_docker_keeps_the_client_half_open)
+{
+	t_env();
+	t_vm_up();
+	t_daemon(60);
+	int fd = t_connect(t_listen);
+	CHECK(t_send(fd, "HALF\n", 5));
+	char buf[64];
+	ssize_t n = t_read_to_eof(fd, buf, sizeof buf, 5000);
+	CHECK_INT(n, 4);
+	CHECK_STR(buf, "bye\n");
+	/* Docker has shut its write half; ours still reaches it. */
+	CHECK(t_send(fd, "after-eof\n", 10));
+	shutdown(fd, SHUT_WR);
+	char path[400];
+	snprintf(path, sizeof path, "%s/half.txt", t_state);
+	CHECK(WAIT_UNTIL(t_file_has(path, "after-eof"), 5));
+	close(fd);
+	t_daemon_stop();
+	t_teardown();
+}
+
+TEST(the_first_client_starts_a_stopped_vm)
+{
+	t_env();
+	t_daemon(60);
+	CHECK(t_log_has("dev is stopped: the first client will start it"));
+	char buf[4096];
+	CHECK(t_request(ping_request, buf, sizeof buf, 15000));
+	CHECK_CONTAINS(buf, "HTTP/1.1 200 OK");
+	CHECK_CONTAINS(buf, "\r\n\r\nOK");
+	CHECK_INT(t_calls("start"), 1);
+	CHECK(t_log_has("starting dev: a client is waiting and dev is stopped"));
+	CHECK(t_log_has("dev answers /_ping"));
+	CHECK(t_log_has("relaying 1 held client"));
+	char state[64];
+	CHECK(WAIT_UNTIL(strcmp(t_status_state(state, sizeof state), "running") == 0, 10));
+	json_t *doc = NULL;
+	char err[512];
+	CHECK_INT(autostop_status_fetch(t_inst, &doc, err, sizeof err), 0);
+	CHECK(json_is_number(json_object_get(doc, "last_start_s")));
+	json_decref(doc);
+	t_daemon_stop();
+	t_teardown();
+}
+
+TEST(ten_clients_at_once_cause_one_start)
+{
+	t_env();
+	t_daemon(60);
+	int fds[10];
+	for (int i = 0; i < 10; i++) {
+		fds[i] = t_connect(t_listen);
+		CHECK(fds[i] >= 0 && t_send(fds[i], ping_request, strlen(ping_request)));
+	}
+	int answered = 0;
+	for (int i = 0; i < 10; i++) {
+		char buf[1024];
+		answered += t_read_to_eof(fds[i], buf, sizeof buf, 15000) > 0 &&
+			    strstr(buf, "200 OK") != NULL;
+		close(fds[i]);
+	}
+	CHECK_INT(answered, 10);
+	CHECK_INT(t_calls("start"), 1);
+	t_daemon_stop();
+	t_teardown();
+}
+
+TEST(idle_with_nothing_running_stops_and_a_client_starts_it_again)
+{
+	t_env();
+	t_vm_up();
+	int starts_by_hand = t_calls("start");
+	pid_t vm = t_dockerd_pid();
+	t_daemon(1);
+	CHECK(WAIT_UNTIL(t_calls("stop") == 1, 15));
+	CHECK(WAIT_UNTIL(kill(vm, 0) != 0, 10)); /* limactl stop really stopped it */
+	CHECK(WAIT_UNTIL(t_log_has("stopped dev in"), 15));
+	CHECK(t_log_has("dev is idle: no client, no running container; it stops in 1.0 s"));
+	CHECK(t_log_has("stopping dev: no client and no running container for 1.0 s"));
+	CHECK(!t_dockerd_alive());
+	json_t *doc = NULL;
+	char err[512];
+	CHECK_INT(autostop_status_fetch(t_inst, &doc, err, sizeof err), 0);
+	CHECK_STR(json_string_value(json_object_get(doc, "state")), "stopped by autostop");
+	CHECK(json_is_integer(json_object_get(doc, "last_stop_ram_freed")));
+	char cell[64];
+	autostop_status_cell(doc, cell, sizeof cell);
+	CHECK(strncmp(cell, "stopped, freed", 14) == 0);
+	json_decref(doc);
+	char buf[1024];
+	CHECK(t_request("GET /version HTTP/1.1\r\nHost: d\r\n\r\n", buf, sizeof buf, 15000));
+	CHECK_CONTAINS(buf, "HTTP/1.1");
+	CHECK_INT(t_calls("start") - starts_by_hand, 1);
+	CHECK(t_log_has("starting dev: a client is waiting and dev is stopped by autostop"));
+	t_daemon_stop();
+	t_teardown();
+}
+
+TEST(a_running_container_keeps_it_up)
+{
+	t_env();
+	t_vm_up();
+	t_write("[{\"Id\":\"abc\",\"Names\":[\"/sleeper\"]}]", "state/containers.json");
+	t_daemon(1);
+	CHECK(WAIT_UNTIL(t_log_has("dev stays up: 1 container running (sleeper)"), 10));
+	sleep(3);
+	CHECK_INT(t_calls("stop"), 0);
+	t_write("[]", "state/containers.json");
+	CHECK(WAIT_UNTIL(t_calls("stop") == 1, 15));
+	t_daemon_stop();
+	t_teardown();
+}
+
+TEST(an_open_events_stream_keeps_it_up)
+{
+	t_env();
+	t_vm_up();
+	t_daemon(1);
+	CHECK(WAIT_UNTIL(t_log_has("dev is idle"), 10));
+	int fd = t_connect(t_listen);
+	const char req[] = "GET /events HTTP/1.1\r\nHost: d\r\n\r\n";
+	CHECK(t_send(fd, req, strlen(req)));
+	sleep(4);
+	CHECK_INT(t_calls("stop"), 0);
+	json_t *doc = NULL;
+	char err[512];
+	CHECK_INT(autostop_status_fetch(t_inst, &doc, err, sizeof err), 0);
+	CHECK_INT(json_integer_value(json_object_get(doc, "clients")), 1);
+	json_decref(doc);
+	close(fd);
+	CHECK(WAIT_UNTIL(t_calls("stop") == 1, 15));
+	t_daemon_stop();
+	t_teardown();
+}
+
+TEST(a_vm_killed_under_a_stream_gives_an_error_then_recovers)
+{
+	t_env();
+	t_vm_up();
+	t_daemon(60);
+	int fd = t_connect(t_listen);
+	const char req[] = "GET /events HTTP/1.1\r\nHost: d\r\n\r\n";
+	CHECK(t_send(fd, req, strlen(req)));
+	usleep(300000);
+	t_vm_kill();
+	char buf[1024];
+	/* The stream ends (EOF or reset) instead of hanging. */
+	CHECK(t_read_to_eof(fd, buf, sizeof buf, 5000) != -2);
+	close(fd);
+	CHECK(t_request(ping_request, buf, sizeof buf, 15000));
+	CHECK_CONTAINS(buf, "200 OK");
+	CHECK(t_log_has("went away behind autostop's back"));
+	t_daemon_stop();
+	t_teardown();
+}
+
+TEST(a_failed_start_closes_held_clients_and_says_why)
+{
+	t_env();
+	t_write("", "state/start-fails");
+	t_daemon(60);
+	char buf[1024];
+	int fd = t_connect(t_listen);
+	CHECK(t_send(fd, ping_request, strlen(ping_request)));
+	ssize_t n = t_read_to_eof(fd, buf, sizeof buf, 10000);
+	CHECK(n == 0 || n == -1); /* closed without an answer, not left hanging */
+	close(fd);
+	CHECK(WAIT_UNTIL(t_log_has("start of dev failed: limactl start exited 1: "
+				   "level=fatal msg=\"fake start failed\"; closed 1 held client"),
+			 5));
+	char path[400];
+	snprintf(path, sizeof path, "%s/start-fails", t_state);
+	unlink(path);
+	CHECK(t_request(ping_request, buf, sizeof buf, 15000));
+	CHECK_CONTAINS(buf, "200 OK");
+	t_daemon_stop();
+	t_teardown();
+}
+
+TEST(garbage_half_requests_and_a_thousand_drops)
+{
+	t_env();
+	t_vm_up();
+	int starts_by_hand = t_calls("start");
+	t_daemon(60);
+	char buf[1024];
+	static const char garbage[] = "\x00\xff\x01 not http at all\r\n\r\n";
+	CHECK(t_request(garbage, buf, sizeof buf, 5000) || buf[0] == '\0');
+	for (int i = 0; i < 1000; i++) {
+		int fd = t_connect(t_listen);
+		if (fd < 0) {
+			CHECK(fd >= 0);
+			break;
+		}
+		if (i % 3 == 0)
+			t_send(fd, "GET /_pi", 8); /* closes half-way through a request */
+		close(fd);
+	}
+	CHECK(t_request(ping_request, buf, sizeof buf, 10000));
+	CHECK_CONTAINS(buf, "200 OK");
+	CHECK(kill(t_daemon_pid, 0) == 0);
+	/* A busy docker.sock (its backlog full) is retried, not taken for a stopped VM. */
+	CHECK_INT(t_calls("start") - starts_by_hand, 0);
+	CHECK(!t_log_has("starting dev"));
+	t_daemon_stop();
+	t_teardown();
+}
+
+TEST(socket_files_too_long_stale_busy_or_foreign)
+{
+	t_env();
+	struct autostop_config cfg;
+	char longpath[300];
+	memset(longpath, 'x', sizeof longpath);
+	memcpy(longpath, "/tmp/", 5);
+	longpath[sizeof longpath - 1] = '\0';
+	t_daemon_config(&cfg, 60, longpath);
+	pid_t p = t_daemon_cfg(&cfg);
+	CHECK_INT(t_wait_exit(p, 10), VMC_EXIT_USAGE);
+	CHECK(t_log_has("is 299 bytes long; a unix socket path holds at most"));
+
+	/* A stale socket (its listener died without unlinking) is replaced. */
+	int s = socket(AF_UNIX, SOCK_STREAM, 0);
+	struct sockaddr_un sa;
+	CHECK(t_sockaddr(t_listen, &sa));
+	CHECK(bind(s, (struct sockaddr *)&sa, sizeof sa) == 0);
+	close(s);
+	t_daemon(60);
+	pid_t first = t_daemon_pid;
+	CHECK(t_log_has("removed the stale socket"));
+	/* A second daemon finds both sockets live and leaves them alone. */
+	t_daemon_config(&cfg, 60, NULL);
+	p = t_daemon_cfg(&cfg);
+	CHECK_INT(t_wait_exit(p, 10), VMC_EXIT_FAILURE);
+	CHECK(t_log_has("another vmcost autostop already serves this instance"));
+	CHECK(t_file_exists(t_listen));
+	t_daemon_pid = first;
+	t_daemon_stop();
+	t_teardown();
+}
+
+TEST(a_file_in_the_way_is_not_removed)
+{
+	t_env();
+	char path[400];
+	snprintf(path, sizeof path, "%s/not-a-socket", t_root);
+	t_write("keep me", "not-a-socket");
+	struct autostop_config cfg;
+	t_daemon_config(&cfg, 60, path);
+	pid_t p = t_daemon_cfg(&cfg);
+	CHECK_INT(t_wait_exit(p, 10), VMC_EXIT_FAILURE);
+	CHECK(t_log_has("exists and is not a socket"));
+	CHECK(t_file_exists(path));
+	t_teardown();
+}
+
+TEST(sigterm_closes_the_listener_and_leaves_the_vm)
+{
+	t_env();
+	t_vm_up();
+	t_daemon(60);
+	t_daemon_stop();
+	CHECK(!t_file_exists(t_listen));
+	CHECK(t_dockerd_alive());
+	CHECK_INT(t_calls("stop"), 0);
+	CHECK(t_log_has("SIGTERM: listener closed, dev left as it is"));
+	t_teardown();
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && strcmp(argv[1], "--fake-dockerd") == 0)
+		return fake_dockerd(argv[2], argv[3]);
+	signal(SIGPIPE, SIG_IGN);
+	if (!realpath(argv[0], t_self)) {
+		perror(argv[0]);
+		return 2;
+	}
+	RUN(relays_bytes_exactly_both_ways);
+	RUN(half_close_from_docker_keeps_the_client_half_open);
+	RUN(the_first_client_starts_a_stopped_vm);
+	RUN(ten_clients_at_once_cause_one_start);
+	RUN(idle_with_nothing_running_stops_and_a_client_starts_it_again);
+	RUN(a_running_container_keeps_it_up);
+	RUN(an_open_events_stream_keeps_it_up);
+	RUN(a_vm_killed_under_a_stream_gives_an_error_then_recovers);
+	RUN(a_failed_start_closes_held_clients_and_says_why);
+	RUN(garbage_half_requests_and_a_thousand_drops);
+	RUN(socket_files_too_long_stale_busy_or_foreign);
+	RUN(a_file_in_the_way_is_not_removed);
+	RUN(sigterm_closes_the_listener_and_leaves_the_vm);
+	return check_done();
+}

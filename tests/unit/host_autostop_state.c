@@ -1,0 +1,401 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * vmcost autostop's decisions (host/autostop/state.c) event by event, with the clock in the
+ * test's hand: when it stops, when it must not, how a start holds and releases clients.
+ */
+#include "autostop/probe.h"
+#include "autostop/state.h"
+#include "check.h"
+
+#include <string.h>
+
+#define T0   1000.0
+#define IDLE 20.0
+
+static struct autostop_check api_ok(unsigned running, const char *names)
+{
+	struct autostop_check c = {.api_ok = true, .running = running};
+	snprintf(c.names, sizeof c.names, "%s", names);
+	return c;
+}
+
+static bool has(struct autostop_actions act, enum autostop_action what)
+{
+	return (act.todo & what) != 0;
+}
+
+/* A daemon that found dev running and answering, with no client. */
+static void running_idle(struct autostop *a, double *now)
+{
+	struct autostop_actions act = autostop_init(a, "dev", IDLE, true, T0);
+	CHECK(has(act, AUTOSTOP_DO_CHECK));
+	CHECK_INT(a->state, AUTOSTOP_CHECKING);
+	struct autostop_check c = api_ok(0, "");
+	act = autostop_check_done(a, T0 + 0.1, &c);
+	*now = T0 + 0.1;
+	CHECK_INT(a->state, AUTOSTOP_RUNNING);
+	CHECK(has(act, AUTOSTOP_DO_ARM_TIMER));
+	CHECK_DBL(act.timer_s, IDLE, 0.001);
+	CHECK_STR(a->decision_kind, "idle");
+}
+
+TEST(stops_after_a_whole_idle_period)
+{
+	struct autostop a;
+	double now;
+	running_idle(&a, &now);
+	CHECK_CONTAINS(a.decision, "stops in 20.0 s");
+	struct autostop_actions act = autostop_timer_fired(&a, now + IDLE);
+	CHECK(has(act, AUTOSTOP_DO_CHECK));
+	struct autostop_check c = api_ok(0, "");
+	act = autostop_check_done(&a, now + IDLE + 0.05, &c);
+	CHECK(has(act, AUTOSTOP_DO_STOP));
+	CHECK(has(act, AUTOSTOP_DO_LOG));
+	CHECK_INT(a.state, AUTOSTOP_STOPPING);
+	CHECK_STR(a.decision_kind, "stop");
+	CHECK_CONTAINS(a.decision, "no client and no running container for 20.0 s");
+	CHECK_INT(a.stops, 1);
+}
+
+TEST(an_early_check_rearms_for_the_rest_of_the_period)
+{
+	struct autostop a;
+	double now;
+	running_idle(&a, &now);
+	struct autostop_check c = api_ok(0, "");
+	struct autostop_actions act = autostop_check_done(&a, now + 5, &c);
+	CHECK(!has(act, AUTOSTOP_DO_STOP));
+	CHECK(has(act, AUTOSTOP_DO_ARM_TIMER));
+	CHECK_DBL(act.timer_s, IDLE - 5, 0.001);
+	CHECK(!has(act, AUTOSTOP_DO_LOG)); /* nothing new was decided */
+}
+
+TEST(a_running_container_keeps_it_up_and_restarts_the_period)
+{
+	struct autostop a;
+	double now;
+	running_idle(&a, &now);
+	struct autostop_check c = api_ok(1, "sleeper");
+	struct autostop_actions act = autostop_check_done(&a, now + IDLE, &c);
+	CHECK(!has(act, AUTOSTOP_DO_STOP));
+	CHECK(has(act, AUTOSTOP_DO_ARM_TIMER));
+	CHECK_STR(a.decision_kind, "stay-up");
+	CHECK_CONTAINS(a.decision, "1 container running (sleeper)");
+	CHECK(has(act, AUTOSTOP_DO_LOG));
+	CHECK_DBL(autostop_idle_for(&a, now + IDLE), 0, 0.001);
+	/* Period after period the same reason is not logged again. */
+	act = autostop_check_done(&a, now + 1.5 * IDLE, &c);
+	CHECK(!has(act, AUTOSTOP_DO_LOG));
+	CHECK(has(act, AUTOSTOP_DO_ARM_TIMER));
+	/* After a client came and went it is news again. */
+	CHECK(autostop_client_opened(&a, now + 1.6 * IDLE, &act));
+	autostop_client_closed(&a, now + 1.7 * IDLE);
+	act = autostop_check_done(&a, now + 1.7 * IDLE, &c);
+	CHECK(has(act, AUTOSTOP_DO_LOG));
+	/* The container ended: the period starts now, not at the first idle check. */
+	c = api_ok(0, "");
+	act = autostop_check_done(&a, now + 2 * IDLE, &c);
+	CHECK(!has(act, AUTOSTOP_DO_STOP));
+	CHECK_STR(a.decision_kind, "idle");
+	act = autostop_check_done(&a, now + 3 * IDLE, &c);
+	CHECK(has(act, AUTOSTOP_DO_STOP));
+}
+
+TEST(an_open_client_keeps_it_up)
+{
+	struct autostop a;
+	double now;
+	running_idle(&a, &now);
+	struct autostop_actions act;
+	CHECK(autostop_client_opened(&a, now + 1, &act));
+	CHECK(has(act, AUTOSTOP_DO_DISARM_TIMER));
+	CHECK_INT(a.clients, 1);
+	/* A check that was already under way answers while the client is open. */
+	struct autostop_check c = api_ok(0, "");
+	act = autostop_check_done(&a, now + IDLE + 1, &c);
+	CHECK(!has(act, AUTOSTOP_DO_STOP));
+	CHECK(!has(act, AUTOSTOP_DO_ARM_TIMER));
+	act = autostop_timer_fired(&a, now + IDLE + 1);
+	CHECK(!has(act, AUTOSTOP_DO_CHECK));
+	/* Ten minutes later the stream ends: only now does a new period start. */
+	act = autostop_client_closed(&a, now + 600);
+	CHECK(has(act, AUTOSTOP_DO_CHECK));
+	act = autostop_check_done(&a, now + 600.1, &c);
+	CHECK(!has(act, AUTOSTOP_DO_STOP));
+	CHECK_STR(a.decision_kind, "idle");
+	act = autostop_check_done(&a, now + 600.1 + IDLE, &c);
+	CHECK(has(act, AUTOSTOP_DO_STOP));
+}
+
+TEST(never_stops_what_it_did_not_see_healthy)
+{
+	struct autostop a;
+	struct autostop_actions act = autostop_init(&a, "dev", IDLE, true, T0);
+	struct autostop_check bad = {.api_ok = false};
+	snprintf(bad.error, sizeof bad.error, "Connection refused");
+	for (int i = 0; i < 5; i++) {
+		act = autostop_check_done(&a, T0 + i * IDLE, &bad);
+		CHECK(!has(act, AUTOSTOP_DO_STOP));
+		CHECK_INT(a.state, AUTOSTOP_UNHEALTHY);
+		CHECK(has(act, AUTOSTOP_DO_ARM_TIMER));
+	}
+	CHECK_CONTAINS(a.decision, "never stops an instance it cannot see healthy");
+	CHECK_CONTAINS(a.decision, "Connection refused");
+	/* Healthy again: the period starts from the first good answer. */
+	struct autostop_check good = api_ok(0, "");
+	act = autostop_check_done(&a, T0 + 200, &good);
+	CHECK(!has(act, AUTOSTOP_DO_STOP));
+	act = autostop_check_done(&a, T0 + 200 + IDLE, &good);
+	CHECK(has(act, AUTOSTOP_DO_STOP));
+}
+
+TEST(a_vm_stopped_by_hand_is_waited_for_not_stopped)
+{
+	struct autostop a;
+	double now;
+	running_idle(&a, &now);
+	struct autostop_check gone = {.api_ok = false, .instance_stopped = true};
+	struct autostop_actions act = autostop_check_done(&a, now + IDLE, &gone);
+	CHECK_INT(a.state, AUTOSTOP_DOWN);
+	CHECK(has(act, AUTOSTOP_DO_DISARM_TIMER));
+	CHECK(!has(act, AUTOSTOP_DO_ARM_TIMER));
+	CHECK_CONTAINS(a.decision, "not by autostop");
+	act = autostop_timer_fired(&a, now + 2 * IDLE);
+	CHECK(!has(act, AUTOSTOP_DO_CHECK));
+}
+
+TEST(init_with_a_stopped_instance_waits_for_a_client)
+{
+	struct autostop a;
+	struct autostop_actions act = autostop_init(&a, "dev", IDLE, false, T0);
+	CHECK_INT(a.state, AUTOSTOP_DOWN);
+	CHECK(has(act, AUTOSTOP_DO_LOG));
+	CHECK(!has(act, AUTOSTOP_DO_CHECK));
+	CHECK(!has(act, AUTOSTOP_DO_ARM_TIMER));
+	CHECK_CONTAINS(a.decision, "the first client will start it");
+}
+
+/* A client found docker.sock refusing while dev is stopped: one start for everybody. */
+static void start_with_clients(struct autostop *a, unsigned clients)
+{
+	autostop_init(a, "dev", IDLE, false, T0);
+	struct autostop_actions act;
+	for (unsigned i = 0; i < clients; i++)
+		CHECK(autostop_client_opened(a, T0 + 1, &act));
+	act = autostop_upstream_refused(a, T0 + 1, "no such file or directory");
+	CHECK(has(act, AUTOSTOP_DO_START));
+	CHECK_INT(a->state, AUTOSTOP_STARTING);
+	CHECK_STR(a->decision_kind, "start");
+	CHECK_CONTAINS(a->decision, "limactl start dev");
+	for (unsigned i = 1; i < clients; i++) {
+		act = autostop_upstream_refused(a, T0 + 1, "no such file or directory");
+		CHECK(!has(act, AUTOSTOP_DO_START));
+	}
+	CHECK_INT(a->starts, 1);
+}
+
+TEST(ten_clients_share_one_start)
+{
+	struct autostop a;
+	start_with_clients(&a, 10);
+	struct autostop_actions act;
+	/* More clients during the start are held, not connected. */
+	CHECK(!autostop_client_opened(&a, T0 + 2, &act));
+	CHECK(!has(act, AUTOSTOP_DO_START));
+	act = autostop_ping_answered(&a, T0 + 13.5, 11);
+	CHECK(has(act, AUTOSTOP_DO_CONNECT_HELD));
+	CHECK_DBL(a.last_start_s, 12.5, 0.001);
+	CHECK_CONTAINS(a.decision, "relaying 11 held clients");
+	/* Docker answers but limactl start still runs: new clients go straight through. */
+	CHECK(autostop_client_opened(&a, T0 + 14, &act));
+	act = autostop_start_exited(&a, T0 + 20, 0, "READY", 0);
+	CHECK_INT(a.state, AUTOSTOP_RUNNING);
+	CHECK(has(act, AUTOSTOP_DO_END_START));
+	CHECK(!has(act, AUTOSTOP_DO_CHECK)); /* clients are open */
+	CHECK_INT(a.starts, 1);
+}
+
+TEST(limactl_done_before_docker_answers_keeps_pinging)
+{
+	struct autostop a;
+	start_with_clients(&a, 1);
+	struct autostop_actions act = autostop_start_exited(&a, T0 + 10, 0, "READY", 1);
+	CHECK_INT(a.state, AUTOSTOP_STARTING);
+	CHECK(!has(act, AUTOSTOP_DO_END_START));
+	act = autostop_ping_answered(&a, T0 + 11, 1);
+	CHECK(has(act, AUTOSTOP_DO_CONNECT_HELD));
+	CHECK(has(act, AUTOSTOP_DO_END_START));
+	CHECK_INT(a.state, AUTOSTOP_RUNNING);
+}
+
+TEST(never_stops_during_a_start)
+{
+	struct autostop a;
+	start_with_clients(&a, 1);
+	struct autostop_check c = api_ok(0, "");
+	struct autostop_actions act = autostop_check_done(&a, T0 + 500, &c);
+	CHECK_INT(act.todo, 0);
+	act = autostop_timer_fired(&a, T0 + 500);
+	CHECK_INT(act.todo, 0);
+	act = autostop_client_closed(&a, T0 + 500);
+	CHECK(!has(act, AUTOSTOP_DO_CHECK));
+	CHECK_INT(a.state, AUTOSTOP_STARTING);
+}
+
+TEST(a_failed_start_closes_the_held_clients)
+{
+	struct autostop a;
+	start_with_clients(&a, 3);
+	struct autostop_actions act =
+	    autostop_start_exited(&a, T0 + 4, 1, "level=fatal msg=\"disk locked\"", 3);
+	CHECK(has(act, AUTOSTOP_DO_CLOSE_HELD));
+	CHECK(has(act, AUTOSTOP_DO_END_START));
+	CHECK_INT(a.state, AUTOSTOP_DOWN);
+	CHECK_STR(a.decision_kind, "failed");
+	CHECK_CONTAINS(a.decision, "exited 1: level=fatal msg=\"disk locked\"; closed 3 held");
+	/* The next client tries again. */
+	CHECK(autostop_client_opened(&a, T0 + 30, &act));
+	act = autostop_upstream_refused(&a, T0 + 30, "connection refused");
+	CHECK(has(act, AUTOSTOP_DO_START));
+	CHECK_INT(a.starts, 2);
+}
+
+TEST(a_start_that_never_answers_times_out)
+{
+	struct autostop a;
+	start_with_clients(&a, 2);
+	struct autostop_actions act = autostop_start_timed_out(&a, T0 + 601, 600, 2);
+	CHECK(has(act, AUTOSTOP_DO_CLOSE_HELD));
+	CHECK_INT(a.state, AUTOSTOP_DOWN);
+	CHECK_CONTAINS(a.decision, "did not answer /_ping within 10 min 00 s");
+	struct autostop b;
+	start_with_clients(&b, 1);
+	autostop_start_exited(&b, T0 + 100, 0, "", 1);
+	act = autostop_start_timed_out(&b, T0 + 601, 600, 1);
+	CHECK_INT(b.state, AUTOSTOP_UNHEALTHY);
+	CHECK_CONTAINS(b.decision, "although limactl start succeeded");
+}
+
+TEST(limactl_missing_is_a_failed_start)
+{
+	struct autostop a;
+	start_with_clients(&a, 1);
+	struct autostop_actions act =
+	    autostop_start_failed(&a, T0 + 1, "limactl is not on PATH (install Lima)", 1);
+	CHECK(has(act, AUTOSTOP_DO_CLOSE_HELD));
+	CHECK_CONTAINS(a.decision, "limactl is not on PATH");
+}
+
+TEST(the_vm_went_away_behind_its_back)
+{
+	struct autostop a;
+	double now;
+	running_idle(&a, &now);
+	struct autostop_actions act;
+	CHECK(autostop_client_opened(&a, now + 1, &act));
+	act = autostop_upstream_refused(&a, now + 1, "connection refused");
+	CHECK(has(act, AUTOSTOP_DO_START));
+	CHECK_CONTAINS(a.decision, "went away behind autostop's back");
+}
+
+TEST(started_by_hand_is_learned_again)
+{
+	struct autostop a;
+	autostop_init(&a, "dev", IDLE, false, T0);
+	struct autostop_actions act;
+	CHECK(autostop_client_opened(&a, T0 + 1, &act));
+	act = autostop_upstream_connected(&a, T0 + 1);
+	CHECK(has(act, AUTOSTOP_DO_CHECK));
+	CHECK_INT(a.state, AUTOSTOP_CHECKING);
+	struct autostop_check c = api_ok(0, "");
+	act = autostop_check_done(&a, T0 + 1.1, &c);
+	CHECK_INT(a.state, AUTOSTOP_RUNNING);
+	CHECK(!has(act, AUTOSTOP_DO_ARM_TIMER)); /* the client is still open */
+}
+
+TEST(a_stop_reports_the_ram_it_gave_back)
+{
+	struct autostop a;
+	double now;
+	running_idle(&a, &now);
+	struct autostop_check c = api_ok(0, "");
+	autostop_check_done(&a, now + IDLE, &c);
+	CHECK_INT(a.state, AUTOSTOP_STOPPING);
+	struct autostop_actions act = autostop_stop_exited(&a, now + IDLE + 4, 0, "", 4.2);
+	CHECK(has(act, AUTOSTOP_DO_SETTLE));
+	CHECK_INT(a.state, AUTOSTOP_STOPPING);
+	act = autostop_stop_settled(&a, now + IDLE + 6, (int64_t)1536 << 20);
+	CHECK_INT(a.state, AUTOSTOP_STOPPED);
+	CHECK(a.has_last_freed);
+	CHECK_INT(a.last_freed, (int64_t)1536 << 20);
+	CHECK_CONTAINS(a.decision, "stopped dev in 4.2 s: host free memory +1.50 GiB");
+	CHECK_STR(autostop_state_name(a.state), "stopped by autostop");
+}
+
+TEST(a_client_during_the_stop_starts_it_again)
+{
+	struct autostop a;
+	double now;
+	running_idle(&a, &now);
+	struct autostop_check c = api_ok(0, "");
+	autostop_check_done(&a, now + IDLE, &c);
+	struct autostop_actions act;
+	CHECK(!autostop_client_opened(&a, now + IDLE + 1, &act)); /* held */
+	act = autostop_stop_exited(&a, now + IDLE + 4, 0, "", 3);
+	act = autostop_stop_settled(&a, now + IDLE + 5, 100 << 20);
+	CHECK(has(act, AUTOSTOP_DO_START));
+	CHECK_INT(a.state, AUTOSTOP_STARTING);
+	CHECK_CONTAINS(a.decision, "1 client arrived meanwhile");
+}
+
+TEST(a_failed_stop_checks_again)
+{
+	struct autostop a;
+	double now;
+	running_idle(&a, &now);
+	struct autostop_check c = api_ok(0, "");
+	autostop_check_done(&a, now + IDLE, &c);
+	struct autostop_actions act = autostop_stop_exited(&a, now + IDLE + 1, 1, "boom", 1);
+	CHECK(has(act, AUTOSTOP_DO_CHECK));
+	CHECK_INT(a.state, AUTOSTOP_CHECKING);
+	CHECK_CONTAINS(a.decision, "stop of dev failed: limactl stop exited 1: boom");
+}
+
+TEST(container_list_parsing)
+{
+	struct autostop_check c;
+	const char *two = "[{\"Id\":\"0123456789abcdef\",\"Names\":[\"/pg\"]},"
+			  "{\"Id\":\"fedcba9876543210ff\"}]";
+	CHECK_INT(probe_parse_containers(two, strlen(two), &c), 0);
+	CHECK_INT(c.running, 2);
+	CHECK_STR(c.names, "pg, fedcba987654");
+	CHECK_INT(probe_parse_containers("[]", 2, &c), 0);
+	CHECK_INT(c.running, 0);
+	CHECK_STR(c.names, "");
+	CHECK_INT(probe_parse_containers("{\"message\":\"x\"}", 15, &c), -1);
+	CHECK_INT(probe_parse_containers("garbage", 7, &c), -1);
+}
+
+int main(void)
+{
+	RUN(stops_after_a_whole_idle_period);
+	RUN(an_early_check_rearms_for_the_rest_of_the_period);
+	RUN(a_running_container_keeps_it_up_and_restarts_the_period);
+	RUN(an_open_client_keeps_it_up);
+	RUN(never_stops_what_it_did_not_see_healthy);
+	RUN(a_vm_stopped_by_hand_is_waited_for_not_stopped);
+	RUN(init_with_a_stopped_instance_waits_for_a_client);
+	RUN(ten_clients_share_one_start);
+	RUN(limactl_done_before_docker_answers_keeps_pinging);
+	RUN(never_stops_during_a_start);
+	RUN(a_failed_start_closes_the_held_clients);
+	RUN(a_start_that_never_answers_times_out);
+	RUN(limactl_missing_is_a_failed_start);
+	RUN(the_vm_went_away_behind_its_back);
+	RUN(started_by_hand_is_learned_again);
+	RUN(a_stop_reports_the_ram_it_gave_back);
+	RUN(a_client_during_the_stop_starts_it_again);
+	RUN(a_failed_stop_checks_again);
+	RUN(container_list_parsing);
+	return check_done();
+}
