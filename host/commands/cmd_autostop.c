@@ -12,11 +12,15 @@
 #include "clients/lima.h"
 #include "log.h"
 #include "message.h"
+#include "platform/platform.h"
 #include "units.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #define DEFAULT_IDLE_S		(5 * 60.0)
 #define DEFAULT_START_TIMEOUT_S (10 * 60.0) /* Lima's own default for limactl start */
@@ -41,7 +45,8 @@ static const char help[] =
     "  --status                  what the running daemon sees: state, idle time, last start\n"
     "                            duration, RAM the last stop gave back\n"
     "  --json                    decisions (or the status) as JSON\n\n"
-
+    "Socket activation: started by systemd (.socket) or launchd (Sockets: Listener), it\n"
+    "takes the socket it is given instead of making one.\n\n"
     "Example: vmcost autostop dev --idle 10m\n";
 
 struct autostop_opts {
@@ -124,6 +129,31 @@ static int show_status(const struct cli_opts *co, const struct lima_instance *in
 	return VMC_EXIT_OK;
 }
 
+/*
+ * Started by systemd (.socket) or launchd (Sockets: Listener), the listening socket is already
+ * made: use it, and name its path in messages.
+ */
+static int take_activated_socket(const struct cli_opts *co, struct autostop_config *cfg)
+{
+	cfg->listen_fd = platform_activated_socket("Listener");
+	if (cfg->listen_fd < 0) {
+		if (errno == EINVAL)
+			return cli_fail(
+			    co, VMC_EXIT_USAGE,
+			    "the service manager passed a socket that is not a listening "
+			    "unix stream socket: check the .socket unit or the plist's "
+			    "Sockets entry");
+		return VMC_EXIT_OK; /* started by hand */
+	}
+	struct sockaddr_un sa;
+	socklen_t len = sizeof sa;
+	memset(&sa, 0, sizeof sa);
+	if (getsockname(cfg->listen_fd, (struct sockaddr *)&sa, &len) == 0 && sa.sun_path[0])
+		textf(cfg->listen, sizeof cfg->listen, "%.*s", (int)sizeof sa.sun_path,
+		      sa.sun_path);
+	return VMC_EXIT_OK;
+}
+
 static int fill_config(const struct cli_opts *co, const struct autostop_opts *o,
 		       const struct lima_instance *inst, struct autostop_config *cfg)
 {
@@ -145,8 +175,7 @@ static int fill_config(const struct cli_opts *co, const struct autostop_opts *o,
 	cfg->stop_timeout_s = DEFAULT_STOP_TIMEOUT_S;
 	cfg->instance_running = inst->status == LIMA_STATUS_RUNNING;
 	cfg->json = o->json;
-	cfg->listen_fd = -1;
-	return VMC_EXIT_OK;
+	return take_activated_socket(co, cfg);
 }
 
 int cmd_autostop(int argc, char **argv)

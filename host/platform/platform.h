@@ -76,5 +76,13 @@ int platform_proc_uid(pid_t pid, uid_t *uid);
  * ENOTSUP where the OS does not expose them.
  */
 int platform_proc_switches(pid_t pid, uint64_t *voluntary, uint64_t *involuntary);
+/*
+ * The listening socket a service manager made for this process (socket activation): systemd's
+ * LISTEN_PID/LISTEN_FDS (fd 3; the variables are then removed so children do not see them), or
+ * launchd's launch_activate_socket(name) for the plist's Sockets entry `name`. Returns the fd
+ * (close-on-exec), or -1 with errno ENOENT when none was passed (started by hand), EINVAL when
+ * what was passed is not a listening unix stream socket, ENOTSUP where there is no such manager.
+ */
+int platform_activated_socket(const char *name);
 
 #endif

@@ -12,6 +12,8 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <launch.h>
 #include <libproc.h>
 #include <mach/mach.h>
 #include <mach/mach_time.h>
@@ -20,6 +22,7 @@
 #include <string.h>
 #include <sys/sysctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #define VZ_HELPER_NAME "com.apple.Virtualization.VirtualMachine"
 
@@ -230,4 +233,27 @@ int platform_proc_switches(pid_t pid, uint64_t *voluntary, uint64_t *involuntary
 	*voluntary = *involuntary = 0;
 	errno = ENOTSUP;
 	return -1;
+}
+
+/*
+ * launchd hands the sockets of the plist's Sockets entry to launch_activate_socket(3): 0 and a
+ * malloc'd array of descriptors, else an errno value (ESRCH: not started by launchd; ENOENT: no
+ * such entry; EALREADY: already taken).
+ */
+int platform_activated_socket(const char *name)
+{
+	int *fds = NULL;
+	size_t count = 0;
+	int rc = launch_activate_socket(name, &fds, &count);
+	if (rc != 0 || count == 0) {
+		free(fds);
+		errno = rc == ESRCH || rc == ENOENT || rc == 0 ? ENOENT : rc;
+		return -1;
+	}
+	int fd = fds[0];
+	for (size_t i = 1; i < count; i++)
+		close(fds[i]);
+	free(fds);
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	return fd;
 }

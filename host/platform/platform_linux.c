@@ -11,11 +11,13 @@
 #include "procpid.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -199,4 +201,38 @@ int platform_proc_switches(pid_t pid, uint64_t *voluntary, uint64_t *involuntary
 		return -1;
 	}
 	return 0;
+}
+
+/* systemd's protocol (sd_listen_fds(3)): the first passed descriptor is 3. */
+#define LISTEN_FDS_START 3
+
+int platform_activated_socket(const char *name)
+{
+	(void)name; /* one socket per unit: no FileDescriptorName needed */
+	const char *pid_text = getenv("LISTEN_PID"), *fds_text = getenv("LISTEN_FDS");
+	long pid = pid_text ? strtol(pid_text, NULL, 10) : 0;
+	long fds = fds_text ? strtol(fds_text, NULL, 10) : 0;
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_FDNAMES");
+	if (pid != (long)getpid() || fds < 1) {
+		errno = ENOENT;
+		return -1;
+	}
+	int fd = LISTEN_FDS_START, type = 0, listening = 0;
+	socklen_t len = sizeof type;
+	struct sockaddr_storage sa;
+	socklen_t salen = sizeof sa;
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_STREAM ||
+	    getsockname(fd, (struct sockaddr *)&sa, &salen) < 0 || sa.ss_family != AF_UNIX) {
+		errno = EINVAL;
+		return -1;
+	}
+	len = sizeof listening;
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) < 0 || !listening) {
+		errno = EINVAL;
+		return -1;
+	}
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	return fd;
 }

@@ -94,3 +94,10 @@ int platform_proc_switches(pid_t pid, uint64_t *voluntary, uint64_t *involuntary
 	errno = ENOTSUP;
 	return -1;
 }
+
+int platform_activated_socket(const char *name)
+{
+	(void)name;
+	errno = ENOTSUP;
+	return -1;
+}
