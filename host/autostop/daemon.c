@@ -472,7 +472,20 @@ static void relay_upstream_failed(struct relay *r, int status, void *ctx)
 		relay_close(r, "docker.sock refused right after the start answered");
 		return;
 	}
+	/* A client that has said nothing yet may only be probing (or leaving): it starts the VM
+	 * with its first bytes, see relay_spoke. */
+	if (relay_held_bytes(r) == 0)
+		return;
 	apply(d, autostop_upstream_refused(&d->st, now_s(), uv_strerror(status)));
+}
+
+/* A held client whose connect was refused spoke: now it wants Docker. */
+static void relay_spoke(struct relay *r, void *ctx)
+{
+	struct daemon *d = ctx;
+	int e = relay_connect_error(r);
+	if (relay_phase(r) == RELAY_HELD && (e == UV_ENOENT || e == UV_ECONNREFUSED))
+		apply(d, autostop_upstream_refused(&d->st, now_s(), uv_strerror(e)));
 }
 
 static void relay_connected(struct relay *r, void *ctx)
@@ -494,6 +507,7 @@ static void relay_closed(struct relay *r, const char *why, void *ctx)
 static const struct relay_hooks hooks = {
     .upstream_failed = relay_upstream_failed,
     .connected = relay_connected,
+    .spoke = relay_spoke,
     .closed = relay_closed,
 };
 

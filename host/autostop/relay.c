@@ -238,9 +238,12 @@ static void hold(struct relay *r, char *base, size_t len)
 	else
 		r->held_head = c;
 	r->held_tail = c;
+	bool first = r->held_bytes == 0;
 	r->held_bytes += len;
 	if (r->held_bytes >= RELAY_HOLD_MAX)
 		stop_reading(&r->up);
+	if (first && r->hooks->spoke)
+		r->hooks->spoke(r, r->ctx);
 }
 
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
@@ -399,6 +402,11 @@ size_t relay_held_bytes(const struct relay *r)
 unsigned relay_connect_failures(const struct relay *r)
 {
 	return r->connect_failures;
+}
+
+int relay_connect_error(const struct relay *r)
+{
+	return r->connect_failures ? r->connect_status : 0;
 }
 
 struct relay *relay_next(const struct relay *r)

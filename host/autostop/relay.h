@@ -31,6 +31,8 @@ struct relay_hooks {
 	void (*upstream_failed)(struct relay *r, int uv_status, void *ctx);
 	/* The upstream accepted; bytes flow. */
 	void (*connected)(struct relay *r, void *ctx);
+	/* A held client sent its first bytes (may be NULL). */
+	void (*spoke)(struct relay *r, void *ctx);
 	/* Both handles are closed; r is freed right after this returns. why is "" after a clean
 	 * end (both sides sent EOF), else the error that ended it. */
 	void (*closed)(struct relay *r, const char *why, void *ctx);
@@ -62,6 +64,8 @@ uint64_t relay_bytes_down(const struct relay *r); /* upstream -> client */
 size_t relay_held_bytes(const struct relay *r);
 /* Failed connects since the last success (a busy upstream answers EAGAIN: retry, then give up). */
 unsigned relay_connect_failures(const struct relay *r);
+/* The libuv status of the last failed connect (0 if none failed). */
+int relay_connect_error(const struct relay *r);
 
 /* The daemon's list of open relays (intrusive, so counting and closing need no allocation). */
 struct relay *relay_next(const struct relay *r);

@@ -3,6 +3,7 @@
  * vmcost list: every instance with what it costs now. The ratchet gap is the memory the host
  * still holds for the VM although the guest has it free: footprint - (MemTotal - MemFree).
  */
+#include "autostop/status.h"
 #include "commands/cli.h"
 #include "commands/commands.h"
 #include "clients/guest.h"
@@ -26,7 +27,9 @@ static const struct cli_spec spec = {
 	"Every Lima instance in $LIMA_HOME with its status, vmType, configured memory, the\n"
 	"process holding its RAM (and how it was chosen), its footprint now, its peak, and the\n"
 	"ratchet gap: footprint minus what the guest uses (MemTotal - MemFree, from\n"
-	"vmcost-agent). A large gap is memory the guest freed but the host never got back.\n\n"
+	"vmcost-agent). A large gap is memory the guest freed but the host never got back.\n"
+	"Where vmcost autostop serves an instance, an AUTOSTOP column says what it sees: idle\n"
+	"time, stopped (and the RAM the stop gave back), starting.\n\n"
 	"  --json  machine-readable output\n\n"
 	"Example: vmcost list\n",
     .min_args = 0,
@@ -38,6 +41,7 @@ struct row {
 	struct vmproc vp;
 	struct vm_sample s;
 	struct guest_memory gm;
+	json_t *autostop; /* vmcost autostop's status document, NULL when none serves it */
 	bool measured, guest_known;
 	char problem[512];
 };
@@ -46,6 +50,8 @@ static void measure_row(struct row *r)
 {
 	char err[1024];
 	const struct lima_instance *inst = r->inst;
+	if (autostop_status_fetch(inst->dir, &r->autostop, err, sizeof err) != 0)
+		r->autostop = NULL;
 	if (inst->status != LIMA_STATUS_RUNNING) {
 		if (inst->problem[0])
 			textf(r->problem, sizeof r->problem, "%s", inst->problem);
@@ -90,19 +96,24 @@ static json_t *row_json(const struct row *r)
 	json_object_set_new(j, "ratchet_gap",
 			    r->measured && r->guest_known ? json_integer(gap_of(r)) : json_null());
 	json_object_set_new(j, "problem", r->problem[0] ? json_string(r->problem) : json_null());
+	json_object_set(j, "autostop", r->autostop ? r->autostop : json_null());
 	return j;
 }
 
 static void print_table(const struct row *rows, size_t n)
 {
-	static const char *const headers[] = {"NAME", "STATUS",	   "VMTYPE", "MEMORY",
-					      "PID",  "FOOTPRINT", "PEAK",   "GAP"};
+	static const char *const headers[] = {"NAME",	   "STATUS", "VMTYPE", "MEMORY",  "PID",
+					      "FOOTPRINT", "PEAK",   "GAP",    "AUTOSTOP"};
+	bool any_autostop = false;
+	for (size_t i = 0; i < n; i++)
+		any_autostop |= rows[i].autostop != NULL;
+	size_t ncols = any_autostop ? 9 : 8;
 	struct table t;
-	table_init(&t, 8, headers, "lllrlrrr");
+	table_init(&t, ncols, headers, "lllrlrrrl");
 	for (size_t i = 0; i < n; i++) {
 		const struct row *r = &rows[i];
-		char mem[32], pid[64], fp[32], peak[32], gap[32];
-		const char *cells[8] = {r->inst->name, lima_status_name(r->inst->status),
+		char mem[32], pid[64], fp[32], peak[32], gap[32], autostop[96];
+		const char *cells[9] = {r->inst->name, lima_status_name(r->inst->status),
 					r->inst->vm_type};
 		cells[3] =
 		    r->inst->memory ? vmc_format_bytes(r->inst->memory, mem, sizeof mem) : NULL;
@@ -113,6 +124,10 @@ static void print_table(const struct row *rows, size_t n)
 			cells[6] = vmc_format_bytes(r->s.vm.peak_footprint, peak, sizeof peak);
 			if (r->guest_known)
 				cells[7] = vmc_format_bytes_delta(gap_of(r), gap, sizeof gap);
+		}
+		if (r->autostop) {
+			autostop_status_cell(r->autostop, autostop, sizeof autostop);
+			cells[8] = autostop;
 		}
 		table_add(&t, cells);
 	}
@@ -163,6 +178,8 @@ int cmd_list(int argc, char **argv)
 	} else {
 		print_table(rows, n);
 	}
+	for (size_t i = 0; i < n; i++)
+		json_decref(rows[i].autostop);
 	free(rows);
 	free(list);
 	return rc;

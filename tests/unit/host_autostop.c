@@ -12,6 +12,7 @@
 #include "autostop/daemon.h"
 #include "autostop/status.h"
 #include "check.h"
+#include "commands/commands.h"
 #include "fake_daemon.h"
 #include "host_testlib.h"
 #include "log.h"
@@ -242,6 +243,18 @@ static bool t_file_has(const char *path, const char *needle)
 static bool t_log_has(const char *needle)
 {
 	return t_file_has(t_log, needle);
+}
+
+/* Open client connections as the daemon counts them (-1 when it did not answer). */
+static long t_clients(void)
+{
+	json_t *doc = NULL;
+	char err[512];
+	long n = -1;
+	if (autostop_status_fetch(t_inst, &doc, err, sizeof err) == 0)
+		n = (long)json_integer_value(json_object_get(doc, "clients"));
+	json_decref(doc);
+	return n;
 }
 
 /* The daemon's state as its status socket tells it, into buf ("" when it did not answer). */
@@ -740,6 +753,58 @@ TEST(garbage_half_requests_and_a_thousand_drops)
 	t_teardown();
 }
 
+TEST(connecting_without_a_word_does_not_start_the_vm)
+{
+	t_env();
+	t_daemon(60);
+	for (int i = 0; i < 50; i++) {
+		int fd = t_connect(t_listen);
+		CHECK(fd >= 0);
+		close(fd);
+	}
+	/* Let every one of them be accepted, refused by docker.sock and closed. */
+	char state[64];
+	CHECK(WAIT_UNTIL(t_clients() == 0, 10));
+	CHECK_INT(t_calls("start"), 0);
+	CHECK_STR(t_status_state(state, sizeof state), "stopped");
+	/* The first byte does. */
+	char buf[1024];
+	CHECK(t_request(ping_request, buf, sizeof buf, 15000));
+	CHECK_INT(t_calls("start"), 1);
+	t_daemon_stop();
+	t_teardown();
+}
+
+TEST(env_and_list_see_the_daemon)
+{
+	t_env();
+	char *env_argv[] = {"env", "dev", NULL};
+	CHECK_INT(t_capture(cmd_env, 2, env_argv), VMC_EXIT_OK);
+	CHECK_CONTAINS(t_out, "sock/docker.sock'"); /* no daemon: docker.sock */
+	t_daemon(60);
+	CHECK_INT(t_capture(cmd_env, 2, env_argv), VMC_EXIT_OK);
+	CHECK_CONTAINS(t_out, "# through vmcost autostop: the first call starts dev");
+	CHECK_CONTAINS(t_out, "export DOCKER_HOST='unix://");
+	CHECK_CONTAINS(t_out, "/sock/docker-autostop.sock'");
+	CHECK_CONTAINS(t_out, "docker context create lima-dev-autostop");
+	char *direct_argv[] = {"env", "dev", "--direct", NULL};
+	CHECK_INT(t_capture(cmd_env, 3, direct_argv), VMC_EXIT_OK);
+	CHECK_CONTAINS(t_out, "/sock/docker.sock'");
+	CHECK(strstr(t_out, "docker-autostop") == NULL);
+	char *list_argv[] = {"list", NULL};
+	CHECK_INT(t_capture(cmd_list, 1, list_argv), VMC_EXIT_OK);
+	CHECK_CONTAINS(t_out, "AUTOSTOP");
+	CHECK_CONTAINS(t_out, "stopped");
+	char *json_argv[] = {"list", "--json", NULL};
+	CHECK_INT(t_capture(cmd_list, 2, json_argv), VMC_EXIT_OK);
+	CHECK_CONTAINS(t_out, "\"autostop\": {");
+	CHECK_CONTAINS(t_out, "\"last_stop_ram_freed\": null");
+	/* Asking did not start the VM. */
+	CHECK_INT(t_calls("start"), 0);
+	t_daemon_stop();
+	t_teardown();
+}
+
 TEST(socket_files_too_long_stale_busy_or_foreign)
 {
 	t_env();
@@ -820,6 +885,8 @@ int main(int argc, char **argv)
 	RUN(a_vm_killed_under_a_stream_gives_an_error_then_recovers);
 	RUN(a_failed_start_closes_held_clients_and_says_why);
 	RUN(garbage_half_requests_and_a_thousand_drops);
+	RUN(connecting_without_a_word_does_not_start_the_vm);
+	RUN(env_and_list_see_the_daemon);
 	RUN(socket_files_too_long_stale_busy_or_foreign);
 	RUN(a_file_in_the_way_is_not_removed);
 	RUN(sigterm_closes_the_listener_and_leaves_the_vm);
