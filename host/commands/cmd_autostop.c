@@ -28,8 +28,7 @@
 
 static const char help[] =
     "usage: vmcost autostop NAME [--idle DURATION] [--listen PATH] [--start-timeout DURATION]\n"
-    "                            [--json]\n"
-    "       vmcost autostop NAME --status [--json]\n\n"
+    "                            [--status] [--json]\n\n"
     "Serves a Docker socket for instance NAME that starts the VM on the first API call and\n"
     "stops it once, for a whole idle period, no client was connected and Docker reported no\n"
     "running container. Every connection is relayed byte for byte to NAME's sock/docker.sock\n"
@@ -42,8 +41,9 @@ static const char help[] =
     "  --listen PATH             the socket clients use (default\n"
     "                            $LIMA_HOME/NAME/sock/docker-autostop.sock)\n"
     "  --start-timeout DURATION  how long held clients wait for a start (default 10m)\n"
-    "  --status                  what the running daemon sees: state, idle time, last start\n"
-    "                            duration, RAM the last stop gave back\n"
+    "  --status                  ask the running daemon instead: state, idle time, last start\n"
+    "                            duration, RAM the last stop gave back (the other options are\n"
+    "                            ignored)\n"
     "  --json                    decisions (or the status) as JSON\n\n"
     "Socket activation: started by systemd (.socket) or launchd (Sockets: Listener), it\n"
     "takes the socket it is given instead of making one.\n\n"
