@@ -255,6 +255,17 @@ static int instance_from_json(const json_t *obj, struct lima_instance *inst, con
 		if (lima_home(home, sizeof home) == 0)
 			snprintf(inst->dir, sizeof inst->dir, "%s/%s", home, inst->name);
 	}
+	/* Lima 2.2 lists an instance whose lima.yaml it cannot parse with "status": "" (and no
+	 * vmType, cpus or memory, measured with the real limactl); the reason is only in its
+	 * stderr warning. */
+	if (json_is_string(json_object_get(obj, "status")) && !status[0]) {
+		inst->unreadable = true;
+		inst->status = LIMA_STATUS_BROKEN;
+		snprintf(inst->vm_type, sizeof inst->vm_type, "?");
+		inst->vm_type_defaulted = false;
+		textf(inst->problem, sizeof inst->problem, "Lima cannot load %s/lima.yaml",
+		      inst->dir);
+	}
 	return 0;
 }
 
@@ -352,6 +363,29 @@ static void last_line(const char *text, char *dst, size_t size)
 	dst[best_len] = '\0';
 }
 
+/*
+ * limactl's warning for an instance it cannot load: level=warning msg="instance `NAME` has
+ * errors" errors="[REASON\n   1 | ...]". Copies the first line of REASON, or nothing.
+ */
+static void limactl_instance_error(const char *stderr_text, const char *name, char *dst,
+				   size_t size)
+{
+	char marker[300];
+	snprintf(marker, sizeof marker, "instance `%s` has errors", name);
+	const char *p = strstr(stderr_text, marker);
+	if (!p || !(p = strstr(p, "errors=\"[")))
+		return;
+	p += strlen("errors=\"[");
+	size_t len = strcspn(p, "\n\"");
+	const char *escaped_newline = strstr(p, "\\n");
+	if (escaped_newline && (size_t)(escaped_newline - p) < len)
+		len = (size_t)(escaped_newline - p);
+	if (len >= size)
+		len = size - 1;
+	memcpy(dst, p, len);
+	dst[len] = '\0';
+}
+
 static int limactl_list(const char *name, struct lima_instance **out, size_t *n, char *err,
 			size_t errsize)
 {
@@ -383,6 +417,15 @@ static int limactl_list(const char *name, struct lima_instance **out, size_t *n,
 			 : VMC_EXIT_FAILURE;
 	} else {
 		rc = lima_parse_list_json(res.out, res.out_len, name, out, n, err, errsize);
+		for (size_t i = 0; rc == VMC_EXIT_OK && i < *n; i++) {
+			struct lima_instance *inst = &(*out)[i];
+			char why[200] = "";
+			if (inst->unreadable && res.err)
+				limactl_instance_error(res.err, inst->name, why, sizeof why);
+			if (why[0])
+				textf(inst->problem, sizeof inst->problem,
+				      "Lima cannot load %s/lima.yaml: %s", inst->dir, why);
+		}
 	}
 	spawn_result_free(&res);
 	return rc;
@@ -737,6 +780,10 @@ int lima_instance_load(const char *name, struct lima_instance *inst, char *err, 
 	}
 	*inst = list[0];
 	free(list);
+	if (inst->unreadable) {
+		textf(err, errsize, "%s: fix it, or see limactl list", inst->problem);
+		return VMC_EXIT_MALFORMED;
+	}
 	if (inst->status == LIMA_STATUS_BROKEN && !inst->problem[0])
 		textf(inst->problem, sizeof inst->problem,
 		      "limactl reports it Broken: see limactl list and %s/ha.stderr.log",

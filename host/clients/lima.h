@@ -41,6 +41,8 @@ struct lima_instance {
 	char problem[256]; /* why it is Broken, or what was odd (stale pid file...), "" if none */
 	char host_os[16];  /* "darwin", "linux": limactl's HostOS, else this machine's */
 	bool vm_type_defaulted; /* lima.yaml left vmType out: Lima's per-OS default was applied */
+	bool
+	    unreadable; /* Lima cannot load its lima.yaml (limactl lists it with an empty status) */
 };
 
 const char *lima_status_name(enum lima_status status);

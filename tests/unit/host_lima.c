@@ -109,10 +109,11 @@ TEST(limactl_json_statuses_and_defaults)
 	CHECK_INT(l[1].status, LIMA_STATUS_INSTALLING);
 	CHECK_STR(l[1].vm_type, "krunkit"); /* from config.vmType */
 	CHECK_INT(l[2].status, LIMA_STATUS_UNINITIALIZED);
-	/* A Mac host, arch not given: defaulted vz unless the arch is foreign. */
-	CHECK(l[3].vm_type_defaulted);
-	CHECK_STR(l[3].vm_type, "vz");
-	CHECK_INT(l[3].status, LIMA_STATUS_UNKNOWN);
+	/* An empty status is how real Lima 2.2 lists an instance it cannot load. */
+	CHECK(l[3].unreadable);
+	CHECK(!l[3].vm_type_defaulted);
+	CHECK_STR(l[3].vm_type, "?");
+	CHECK_INT(l[3].status, LIMA_STATUS_BROKEN);
 	CHECK_INT(l[4].status, LIMA_STATUS_UNKNOWN);
 	CHECK_STR(l[4].vm_type, "qemu");
 	/* No dir key: $LIMA_HOME/NAME. */
@@ -474,6 +475,28 @@ TEST(fake_limactl_on_path)
 	if (n == 2) {
 		CHECK_STR(l[0].name, "dev");
 		CHECK_STR(l[1].name, "q");
+	}
+	free(l);
+
+	/* A malformed lima.yaml, as the real limactl 2.2.0 reports it: exit 0, an empty status,
+	 * and the reason in a warning on stderr (recorded by tests/lima/commands.sh). */
+	t_write(
+	    "#!/bin/sh\n"
+	    "echo '{\"name\":\"bad\",\"hostname\":\"lima-bad\",\"status\":\"\",\"dir\":\"/l/bad\","
+	    "\"vmType\":\"\",\"arch\":\"\",\"errors\":[],\"protected\":false,\"limaVersion\":\"\","
+	    "\"HostOS\":\"linux\",\"HostArch\":\"x86_64\",\"LimaHome\":\"/l\"}'\n"
+	    "printf '%s\\n' 'time=\"2026-12-02T16:41:20Z\" level=warning msg=\"instance `bad` has "
+	    "errors\" errors=\"[failed to unmarshal YAML (main file `/l/bad/lima.yaml`): [2:1] , "
+	    "must be specified\\n   1 | vmType: [qemu\\n]\"' >&2\n",
+	    "bin/limactl");
+	CHECK_INT(lima_instance_load("bad", &inst, err, sizeof err), VMC_EXIT_MALFORMED);
+	CHECK_CONTAINS(err, "Lima cannot load /l/bad/lima.yaml: failed to unmarshal YAML");
+	CHECK(strstr(err, "vmType: [qemu") == NULL);
+	CHECK_INT(lima_instance_list(&l, &n, err, sizeof err), VMC_EXIT_OK);
+	CHECK_INT(n, 1);
+	if (n == 1) {
+		CHECK_INT(l[0].status, LIMA_STATUS_BROKEN);
+		CHECK_CONTAINS(l[0].problem, "[2:1]");
 	}
 	free(l);
 
