@@ -389,8 +389,15 @@ static void limactl_instance_error(const char *stderr_text, const char *name, ch
 static int limactl_list(const char *name, struct lima_instance **out, size_t *n, char *err,
 			size_t errsize)
 {
-	char *argv[] = {"limactl", "list", "--json", (char *)name, NULL};
-	/* On a TTY (or when told it is one) limactl adds colours to the JSON. */
+	/*
+	 * --format '{{json .}}' is what --json means to limactl, minus the yq pass that --json
+	 * adds: Lima 2.2.0 feeds each instance's line to a bufio.Scanner whose 64 KiB limit an
+	 * instance with embedded provision files exceeds (our templates' lima.yaml is ~400 KB), and
+	 * then fails with "bufio.Scanner: token too long" for every instance (measured with the
+	 * real limactl).
+	 */
+	char *argv[] = {"limactl", "list", "--format", "{{json .}}", (char *)name, NULL};
+	/* Told its stdout is a terminal, limactl would open editors and colour its output. */
 	static const char *const unset[] = {"_LIMA_OUTPUT_IS_TTY", NULL};
 	struct spawn_result res;
 	if (spawn_capture(argv, unset, LIMACTL_TIMEOUT_MS, &res) < 0) {

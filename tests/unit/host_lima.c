@@ -439,8 +439,10 @@ static void install_fake_limactl(const char *json)
 	char script[16384];
 	snprintf(script, sizeof script,
 		 "#!/bin/sh\n"
-		 "# fake limactl: list --json [NAME]\n"
-		 "[ \"$1 $2\" = \"list --json\" ] || { echo \"unexpected: $*\" >&2; exit 2; }\n"
+		 "# fake limactl: list --format '{{json .}}' [NAME]\n"
+		 "[ \"$1 $2 $3\" = \"list --format {{json .}}\" ] || { echo \"unexpected: $*\" "
+		 ">&2; exit 2; }\n"
+		 "shift\n"
 		 "[ -n \"${_LIMA_OUTPUT_IS_TTY:-}\" ] && { echo 'tty env leaked' >&2; exit 3; }\n"
 		 "if [ -z \"${3:-}\" ]; then /bin/cat '%s/limactl.jsonl'; exit 0; fi\n"
 		 "/bin/grep \"\\\"name\\\":\\\"$3\\\"\" '%s/limactl.jsonl' && exit 0\n"
