@@ -240,7 +240,7 @@ lima:
 	lab/lima/build
 
 # Boots one real Lima instance and runs every tests/lima/*.sh against it (builds what is missing).
-lima-check: $(ALL_BINS)
+lima-check: $(ALL_BINS) lab
 	@tests/lima/run-all $(B)/lima-logs
 
 # ---- the two commands the README promises ----------------------------------------------------
@@ -301,6 +301,8 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASH_COMPLETION_DIR) \
 		$(DESTDIR)$(ZSH_COMPLETION_DIR)
 	install -m 0755 $(HOST_BIN) $(DESTDIR)$(BINDIR)/vmcost
+	# Lima 2.x runs an executable named limactl-NAME on PATH as `limactl NAME`.
+	ln -sf vmcost $(DESTDIR)$(BINDIR)/limactl-vmcost
 	install -m 0644 $(MAN_HOST) $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 host/completion/vmcost.bash $(DESTDIR)$(BASH_COMPLETION_DIR)/vmcost
 	install -m 0644 host/completion/_vmcost $(DESTDIR)$(ZSH_COMPLETION_DIR)/_vmcost
@@ -310,7 +312,7 @@ install: all
 		install -m 0644 $(B)/man/vmcost-agent.8 $(DESTDIR)$(MANDIR)/man8/; fi
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/vmcost $(DESTDIR)$(BINDIR)/vmcost-agent \
+	rm -f $(DESTDIR)$(BINDIR)/vmcost $(DESTDIR)$(BINDIR)/vmcost-agent $(DESTDIR)$(BINDIR)/limactl-vmcost \
 		$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN_HOST))) \
 		$(DESTDIR)$(MANDIR)/man5/vmcost-agent.yaml.5 $(DESTDIR)$(MANDIR)/man8/vmcost-agent.8 \
 		$(DESTDIR)$(BASH_COMPLETION_DIR)/vmcost $(DESTDIR)$(ZSH_COMPLETION_DIR)/_vmcost

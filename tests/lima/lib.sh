@@ -40,6 +40,9 @@
 # user, with HOME and LIMA_HOME under its home. The cache of `make lima` may sit where that user
 # cannot read (/root/.cache), so the pieces it needs are hard-linked (or copied) into its home.
 # Run as another user, the suites use the cache directly and LIMA_HOME=$VMCOST_LIMA_CACHE/home.
+# Each run stages its files in a directory of its own; the instance and LIMA_HOME are the test
+# user's: on a machine shared by several checkouts give each its own VMCOST_LIMA_USER (or
+# VMCOST_LIMA_INSTANCE), or their lima-checks delete each other's instance.
 set -u
 
 LIMA_TEST_REPO=$(cd "$(dirname "$0")/../.." && pwd)
@@ -81,10 +84,12 @@ lima_ensure_user() {
 	[ -d "$LIMA_TEST_HOME" ] || return 1
 }
 
-# link_or_copy SRC DEST: a hard link when possible (no copy of a 1 GB image), else a copy.
+# link_or_copy SRC DEST: a hard link when possible (no copy of a 1 GB image), else a copy;
+# nothing when DEST already is SRC (another suite may be using it right now).
 link_or_copy() {
-	rm -f "$2"
-	ln "$1" "$2" 2>/dev/null || cp --sparse=always "$1" "$2"
+	[ "$1" -ef "$2" ] && return 0
+	ln -f "$1" "$2.new" 2>/dev/null || cp --sparse=always "$1" "$2.new"
+	mv -f "$2.new" "$2"
 }
 
 # The staged runtime: PREFIX/bin/limactl with PREFIX/share/lima (Lima finds its guest agent and
@@ -95,8 +100,13 @@ lima_stage_runtime() {
 	link_or_copy "$LIMACTL" "$rt/bin/limactl"
 	link_or_copy "$LIMA_GUESTAGENT" "$rt/share/lima/$(basename "$LIMA_GUESTAGENT")"
 	link_or_copy "$LIMA_QEMU_WRAPPER" "$rt/bin/qemu-tcg"
-	rm -rf "$rt/share/lima/templates"
-	cp -R "$LIMA_PREFIX/share/lima/templates" "$rt/share/lima/templates"
+	# Lima's templates: replaced only when make lima installed others.
+	recipe=$LIMA_PREFIX/share/lima/templates.recipe
+	if ! cmp -s "$recipe" "$rt/share/lima/templates.recipe"; then
+		rm -rf "$rt/share/lima/templates"
+		cp -R "$LIMA_PREFIX/share/lima/templates" "$rt/share/lima/templates"
+		cp "$recipe" "$rt/share/lima/templates.recipe"
+	fi
 	for f in disk.qcow2 vmlinuz initrd.img; do
 		[ -f "$LIMA_IMAGE_DIR/$f" ] && link_or_copy "$LIMA_IMAGE_DIR/$f" "$rt/image/$f"
 	done
@@ -105,10 +115,10 @@ lima_stage_runtime() {
 	LIMA_RT_IMAGE=$rt/image
 }
 
-# The repository files Lima reads (templates and the files they embed), and vmcost itself.
+# The repository files Lima reads (templates and the files they embed), and vmcost itself, in a
+# directory of this run's own: suites of several checkouts may run at once on one machine.
 lima_stage_repo() {
 	st=$LIMA_TEST_STAGE
-	rm -rf "$st"
 	mkdir -p "$st/bin"
 	(cd "$LIMA_TEST_REPO" && tar -cf - templates provision guest-agent lib) | tar -xf - -C "$st"
 	[ -x "$LIMA_TEST_REPO/host/vmcost" ] && cp "$LIMA_TEST_REPO/host/vmcost" "$st/bin/vmcost"
@@ -132,13 +142,14 @@ lima_init() {
 			summary
 		fi
 		lima_stage_runtime
-		LIMA_TEST_STAGE=$LIMA_TEST_HOME/stage
+		LIMA_TEST_STAGE=$(mktemp -d "$LIMA_TEST_HOME/stage.XXXXXX")
 		LIMA_HOME=$LIMA_TEST_HOME/lima
 	else
 		LIMA_TEST_HOME=$HOME
 		LIMA_RT_BIN=$LIMA_PREFIX/bin
 		LIMA_RT_IMAGE=$LIMA_IMAGE_DIR
-		LIMA_TEST_STAGE=$LIMA_CACHE/stage
+		mkdir -p "$LIMA_CACHE/run"
+		LIMA_TEST_STAGE=$(mktemp -d "$LIMA_CACHE/run/stage.XXXXXX")
 		LIMA_HOME=$LIMA_CACHE/home
 	fi
 	LIMA_WRAPPER=$LIMA_QEMU_WRAPPER
@@ -188,8 +199,7 @@ lima_ha_pid() {
 
 # Status as limactl reports it: Running, Stopped, Broken, or "" when there is no instance.
 lima_status() {
-	lima_ctl list --json "$LIMA_INSTANCE" 2>/dev/null |
-		sed -n 's/.*"status":"\([A-Za-z]*\)".*/\1/p' | head -n 1
+	lima_ctl list --format '{{.Status}}' "$LIMA_INSTANCE" 2>/dev/null | head -n 1
 }
 
 # The balloon QEMU runs with: fpr, plain (a balloon without reporting) or none.
@@ -244,7 +254,7 @@ images:
   arch: x86_64
   kernel:
     location: "$LIMA_RT_IMAGE/vmlinuz"
-    cmdline: "root=/dev/vda rw console=ttyS0 no_timer_check net.ifnames=0"
+    cmdline: "root=/dev/vda rw console=ttyS0 quiet no_timer_check net.ifnames=0"
   initrd:
     location: "$LIMA_RT_IMAGE/initrd.img"
 firmware:
@@ -253,6 +263,19 @@ mounts: []
 containerd:
   system: false
   user: false
+# The template's docker.sock forward needs the Lima user to open /var/run/docker.sock: on this
+# systemd guest that is Lima's own recipe (its docker-rootful template), docker.socket owned by
+# the user; the chown applies it to the socket of this first boot.
+provision:
+- mode: yq
+  path: /etc/systemd/system/docker.socket.d/override.conf
+  format: ini
+  expression: .Socket.SocketUser="{{.User}}"
+- mode: system
+  script: |
+    #!/bin/sh
+    systemctl daemon-reload
+    chown "{{.User}}" /var/run/docker.sock
 EOF
 		echo "$fwd"
 	} >"$out"
@@ -327,4 +350,7 @@ lima_cleanup() {
 	if [ "$LIMA_TEST_OWNS_INSTANCE" = 1 ] && [ -z "${VMCOST_LIMA_KEEP:-}" ]; then
 		lima_delete
 	fi
+	case ${LIMA_TEST_STAGE:-} in
+	*/stage.*) rm -rf "$LIMA_TEST_STAGE" ;;
+	esac
 }
