@@ -7,7 +7,8 @@
 # must pass `limactl validate` without a warning, and the template Lima embeds from it
 # (`limactl template copy --embed-all`, what `limactl start` writes as the instance's lima.yaml)
 # must carry the fragment's provision scripts first, its probe and its socket forward, and the
-# base's own ones too. A fragment path with "../" is shown to be refused, as the README says.
+# base's own ones too. A fragment path with "../" is shown to be refused, as the README says, and
+# the ISO Lima's _images/alpine-iso names is the one minimal-docker-iso.yaml's comment names.
 # Runs in make lima-check, and in make check (script-tests) when `make lima` has built limactl.
 set -u
 # shellcheck source=tests/lima/lib.sh
@@ -81,6 +82,11 @@ if [ -s "$embedded" ]; then
 	check "template:docker + the fragment: Lima's docker.sock forward comes first, then the agent's" \
 		test "$(lima_yq '[.portForwards[].guestSocket] | join(" ")' "$embedded")" = '/run/user/{{.UID}}/docker.sock /run/vmcost-agent.sock'
 fi
+
+# What the ISO template boots is what Lima's _images/alpine-iso names; its comment says which.
+iso_image=$(lima_yq '.images[] | select(.arch == "x86_64") | .location' "$lima_templates/_images/alpine-iso.yaml")
+check "Lima $LIMA_VERSION's _images/alpine-iso is alpine-lima v0.2.49 (Alpine 3.23.0), as minimal-docker-iso.yaml says ($iso_image)" \
+	sh -c "case '$iso_image' in */v0.2.49/alpine-lima-std-3.23.0-x86_64.iso) exit 0 ;; esac; exit 1"
 
 # The README says a base path must not contain "../": Lima refuses it.
 mkdir -p "$st/sub"

@@ -927,6 +927,9 @@ TEST(both_templates_have_the_measured_host_setup)
 		CHECK_CONTAINS(message,
 			       "TESTCONTAINERS_DOCKER_SOCKET_OVERRIDE=/var/run/docker.sock");
 		CHECK_CONTAINS(message, "TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1");
+		/* The first start can outlast Lima's 10-minute default
+		 * (results/provision-delivery-*). */
+		CHECK_CONTAINS(message, "limactl start --timeout 30m");
 		yaml_node_t *probes = vmc_yaml_get(&y, root, "probes");
 		CHECK(vmc_yaml_seq_size(probes) >= 1);
 		CHECK_CONTAINS(at(&y, vmc_yaml_seq_item(&y, probes, 0), "script"),
@@ -976,6 +979,32 @@ TEST(iso_template_says_its_command_line_cannot_change)
 	CHECK_INT(provision_count(&y, root, "boot", "provision/boot-docker-group.sh"), 0);
 	CHECK_CONTAINS(at(&y, root, "message"), "limactl restart {{.Name}}");
 	vmc_yaml_free(&y);
+}
+
+/*
+ * Facts the template comments state (issue 11 item 7): which ISO the ISO template boots, that the
+ * templates work only from a local checkout, and when boot-quiet-disk.sh runs before the guest
+ * agent (the first boot only; the fstab line covers the others).
+ */
+TEST(template_comments_state_the_facts)
+{
+	char *iso = read_whole("templates/minimal-docker-iso.yaml");
+	CHECK_CONTAINS(iso, "alpine-lima v0.2.49 (Alpine 3.23.0)");
+	CHECK_CONTAINS(iso, "v0.2.50 (Alpine 3.24.1");
+	free(iso);
+	static const char *const files[] = {"templates/minimal-docker.yaml",
+					    "templates/minimal-docker-iso.yaml", FRAGMENT, NULL};
+	for (const char *const *f = files; *f; f++) {
+		char *text = read_whole(*f);
+		CHECK_CONTAINS(text, "only from a local checkout");
+		free(text);
+	}
+	char *boot = read_whole("provision/boot-quiet-disk.sh");
+	CHECK(boot &&
+	      strstr(boot, "on every\n# boot before Lima's boot scripts start lima-guestagent") ==
+		  NULL);
+	CHECK_CONTAINS(boot, "what protects\n# those boots is the fstab line");
+	free(boot);
 }
 
 /* ---- the embedded agent sources ------------------------------------------------------------ */
@@ -1597,6 +1626,7 @@ int main(void)
 	RUN(both_templates_have_the_measured_host_setup);
 	RUN(cloud_template_needs_no_restart);
 	RUN(iso_template_says_its_command_line_cannot_change);
+	RUN(template_comments_state_the_facts);
 	RUN(the_fragment_embeds_exactly_the_agent_sources);
 	RUN(update_embedded_finds_nothing_stale);
 	RUN(update_embedded_refuses_names_lima_rejects);
