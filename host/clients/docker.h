@@ -36,6 +36,15 @@ int docker_version(const struct docker *d, json_t **version, char *err, size_t e
 int docker_image_present(const struct docker *d, const char *image, bool *present, char *err,
 			 size_t errsize);
 
+/*
+ * GET /distribution/IMAGE/json: dockerd asks the registry for the image's manifest, as a pull
+ * would first, without downloading a layer. VMC_EXIT_OK when the registry answers with it;
+ * VMC_EXIT_DOCKER with Docker's own reason (no route, unknown image, unauthorized), or a
+ * timeout, otherwise.
+ */
+int docker_registry_has_image(const struct docker *d, const char *image, long timeout_ms, char *err,
+			      size_t errsize);
+
 /* One progress event of a pull, as Docker streams them (JSON Lines). */
 struct docker_pull_event {
 	const char *status; /* "Downloading", "Pull complete", ... (may be NULL) */

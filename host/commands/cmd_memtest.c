@@ -14,6 +14,7 @@
 #include "clients/limactl_run.h"
 #include "log.h"
 #include "meminfo.h"
+#include "measure/memtest_preflight.h"
 #include "measure/memtest_report.h"
 #include "message.h"
 #include "platform/platform.h"
@@ -51,7 +52,7 @@ struct memtest_opts {
 	bool pressure_none, pressure_set;
 	uint64_t pressure, canary;
 	double hold, settle_max;
-	bool restart, yes, json;
+	bool restart, yes, json, check;
 	const char *results_dir;
 	pid_t pid;
 };
@@ -60,6 +61,7 @@ struct memtest {
 	struct memtest_opts o;
 	struct lima_instance inst;
 	struct vmproc vp;
+	struct preflight pf;
 	struct timeline tl;
 	struct tl_sampler sampler;
 	struct progress prog;
@@ -82,11 +84,15 @@ static void usage(FILE *f)
 	    "                      [--tmpfs DIR] [--image IMAGE] [--no-pull] [--scale N]\n"
 	    "                      [--clients N] [--duration SECONDS] [--pressure SIZE|none]\n"
 	    "                      [--hold SECONDS] [--canary SIZE] [--settle SECONDS]\n"
-	    "                      [--restart] [--yes] [--json] [--results DIR|none] [--pid PID]\n"
+	    "                      [--restart] [--yes] [--check] [--json] [--results DIR|none]\n"
+	    "                      [--pid PID]\n"
 	    "\n"
 	    "The real RAM cost of a running Lima instance: baseline, workload, guest trim, host\n"
 	    "pressure, then `limactl stop NAME` and the host's free-memory gain. Stops the\n"
-	    "instance (asks first unless --yes); --restart starts it again afterwards.\n"
+	    "instance (asks first unless --yes); --restart starts it again afterwards. A\n"
+	    "pre-flight first checks the tmpfs and fill directory (a disk-backed one is picked\n"
+	    "when the default is not), Docker and the image, host memory for the pressure, the\n"
+	    "permission to stop the instance and --results, and refuses before anything runs.\n"
 	    "\n"
 	    "  --workload    pgbench (default when the instance has sock/docker.sock): postgres\n"
 	    "                through the Docker API, pgbench -i -s N then -c N -T S; fill: SIZE\n"
@@ -103,9 +109,12 @@ static void usage(FILE *f)
 	    "  --hold        seconds the pressure is held (40); --canary: MADV_FREE control (1G)\n"
 	    "  --settle      longest wait for memory to settle after trim and stop (30)\n"
 	    "  --results     where the .md/.json/.svg go (default: the current directory)\n"
+	    "  --check       run only the pre-flight and print its verdicts (stops nothing)\n"
 	    "\n"
-	    "Exit codes: 0 done, 4 instance stopped, 10 Docker failure, 11 pressure INCONCLUSIVE\n"
-	    "(its canary was never discarded), 130 interrupted (nothing left allocated).\n");
+	    "Exit codes: 0 done, 2 bad option (the pre-flight's too: a RAM-backed --fill-dir),\n"
+	    "4 instance stopped, 7 not permitted (another user's instance), 10 Docker failure,\n"
+	    "11 pressure INCONCLUSIVE (its canary was never discarded), 130 interrupted (nothing\n"
+	    "left allocated).\n");
 }
 
 /* ---- options -------------------------------------------------------------------------------- */
@@ -196,6 +205,9 @@ static int parse_option(struct memtest_opts *o, int c, const char *arg)
 	case 'j':
 		o->json = true;
 		return 0;
+	case 'K':
+		o->check = true;
+		return 0;
 	case 'R':
 		o->results_dir = arg;
 		return 0;
@@ -229,6 +241,7 @@ static int parse_args(int argc, char **argv, struct memtest_opts *o)
 	    {"restart", no_argument, NULL, 'r'},
 	    {"yes", no_argument, NULL, 'y'},
 	    {"json", no_argument, NULL, 'j'},
+	    {"check", no_argument, NULL, 'K'},
 	    {"results", required_argument, NULL, 'R'},
 	    {"pid", required_argument, NULL, 'P'},
 	    {"help", no_argument, NULL, 'h'},
@@ -860,16 +873,21 @@ static int run_restart(struct memtest *m, char *err, size_t errsize)
 /* ---- setup ------------------------------------------------------------------------------------
  */
 
-static int confirm_stop(const struct memtest_opts *o)
+/* Refused at once when it could not ask anyway; the question itself waits for the pre-flight. */
+static void require_answerable(const struct memtest_opts *o)
 {
-	if (o->yes)
-		return VMC_EXIT_OK;
-	if (!isatty(STDIN_FILENO))
+	if (!o->yes && !o->check && !isatty(STDIN_FILENO))
 		die(VMC_EXIT_USAGE,
 		    "memtest ends by stopping instance \"%s\" (limactl stop %s); pass --yes to "
 		    "allow "
 		    "it (stdin is not a terminal, so it cannot ask)",
 		    o->name, o->name);
+}
+
+static int confirm_stop(const struct memtest_opts *o)
+{
+	if (o->yes)
+		return VMC_EXIT_OK;
 	fprintf(stderr,
 		"vmcost memtest ends by stopping instance \"%s\" (limactl stop %s)%s.\n"
 		"Containers and processes in it stop too. Continue? [y/N] ",
@@ -902,32 +920,70 @@ static int choose_defaults(struct memtest *m)
 		snprintf(sock, sizeof sock, "%s/sock/docker.sock", m->inst.dir);
 		o->workload = access(sock, F_OK) == 0 ? WL_PGBENCH : WL_FILL;
 	}
-	uint64_t mem = m->inst.memory ? m->inst.memory : 2 * VMC_GIB;
+	return VMC_EXIT_OK;
+}
+
+/* The pre-flight's verdicts: on stdout for --check, on stderr before a run. */
+static void report_preflight(const struct memtest *m, int rc)
+{
+	const struct memtest_opts *o = &m->o;
+	FILE *f = o->check ? stdout : stderr;
+	if (!(o->check && o->json)) {
+		fprintf(f, "vmcost memtest %s: pre-flight%s\n", m->inst.name,
+			rc == VMC_EXIT_OK ? "" : " (refused)");
+		preflight_print(f, &m->pf, vmc_use_color(f));
+	}
+	const char *reason = "";
+	for (int c = 0; c < PF_NCHECKS && rc != VMC_EXIT_OK; c++)
+		if (m->pf.verdicts[c].status == PF_FAIL) {
+			reason = m->pf.verdicts[c].message;
+			break;
+		}
+	if (rc != VMC_EXIT_OK)
+		cli_fail(NULL, rc, "memtest refused before it started (nothing was changed): %s",
+			 reason);
+	if (o->json && (o->check || rc != VMC_EXIT_OK)) {
+		json_t *doc = json_pack("{s:s, s:o}", "instance", m->inst.name, "preflight",
+					preflight_json(&m->pf));
+		if (rc != VMC_EXIT_OK)
+			json_object_set_new(doc, "error",
+					    json_pack("{s:i, s:s}", "code", rc, "message", reason));
+		cli_print_json(doc);
+	}
+}
+
+/*
+ * Every precondition before the baseline (measure/memtest_preflight.h). A pass fixes what the
+ * run uses: SIZE, the fill directory (perhaps one it picked) and the pressure.
+ */
+static int run_preflight(struct memtest *m)
+{
+	struct memtest_opts *o = &m->o;
+	struct preflight_request req = {.name = m->inst.name,
+					.fill = o->workload == WL_FILL,
+					.vm_memory = m->inst.memory,
+					.size = o->size,
+					.fill_dir = o->fill_dir,
+					.tmpfs_dir = o->tmpfs_dir,
+					.image = o->image,
+					.no_pull = o->no_pull,
+					.pressure_none = o->pressure_none,
+					.pressure_set = o->pressure_set,
+					.pressure = o->pressure,
+					.canary = o->canary,
+					.results_dir = o->results_dir};
+	int rc = memtest_preflight(&req, &m->inst, m->vp.pid, &m->pf);
+	report_preflight(m, rc);
+	if (rc != VMC_EXIT_OK)
+		return rc;
 	if (o->workload == WL_FILL) {
-		if (!o->size)
-			o->size = mem / 2;
-		if (o->size > mem / 4 * 3)
-			die(VMC_EXIT_USAGE,
-			    "--size %llu MiB is more than 3/4 of the VM's %llu MiB: the guest "
-			    "would "
-			    "run out of memory; use at most %llu MiB",
-			    (unsigned long long)(o->size >> 20), (unsigned long long)(mem >> 20),
-			    (unsigned long long)(mem / 4 * 3 >> 20));
+		o->size = m->pf.size;
+		o->fill_dir = m->pf.fill_dir;
 		m->fill = (struct fill_plan){
 		    .size = o->size, .dir = o->fill_dir, .tmpfs_dir = o->tmpfs_dir};
 	}
-	if (!o->pressure_none && !o->pressure_set) {
-		struct platform_host_memory hm;
-		if (platform_host_memory(&hm) != 0)
-			die(VMC_EXIT_FAILURE, "cannot read host memory:");
-		o->pressure = pressure_default_size(&hm, o->canary);
-		if (o->pressure == 0)
-			die(VMC_EXIT_FAILURE,
-			    "the host has no room for memory pressure (available %llu MiB): run "
-			    "with "
-			    "--pressure none",
-			    (unsigned long long)(hm.available >> 20));
-	}
+	if (!o->pressure_none)
+		o->pressure = m->pf.pressure;
 	return VMC_EXIT_OK;
 }
 
@@ -987,6 +1043,7 @@ static void build_header(struct memtest *m)
 	json_object_set_new(m->doc, "vm_process",
 			    json_pack("{s:i, s:s}", "pid", (int)m->vp.pid, "method", m->vp.method));
 	json_object_set_new(m->doc, "settings", settings_json(m));
+	json_object_set_new(m->doc, "preflight", preflight_json(&m->pf));
 	m->phases = json_array();
 	json_object_set_new(m->doc, "phases", m->phases);
 	m->result = json_object();
@@ -1140,8 +1197,11 @@ int cmd_memtest(int argc, char **argv)
 		return rc;
 	}
 	choose_defaults(m);
-	rc = confirm_stop(&m->o);
-	if (rc != VMC_EXIT_OK) {
+	require_answerable(&m->o);
+	rc = run_preflight(m);
+	if (rc == VMC_EXIT_OK && !m->o.check)
+		rc = confirm_stop(&m->o);
+	if (rc != VMC_EXIT_OK || m->o.check) {
 		free(m);
 		return rc;
 	}
