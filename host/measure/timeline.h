@@ -64,9 +64,8 @@ struct tl_sampler {
 	void (*on_sample)(const struct tl_sample *s, void *ctx); /* progress; may be NULL */
 	void *ctx;
 	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	bool stop, running;
+	int wake[2]; /* a pipe: stop writes a byte, the thread polls it between samples */
+	bool running;
 };
 int timeline_sampler_start(struct tl_sampler *s);
 void timeline_sampler_stop(struct tl_sampler *s);
