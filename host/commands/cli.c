@@ -70,11 +70,76 @@ static int usage_error(const struct cli_spec *spec, struct cli_opts *o, const ch
 	return cli_fail(o, VMC_EXIT_USAGE, "%s (see vmcost %s --help)", what, spec->name);
 }
 
+int cli_usage_error(const struct cli_spec *spec, const struct cli_opts *o, const char *fmt, ...)
+{
+	char what[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	usage_line(stderr, spec);
+	return cli_fail(o, VMC_EXIT_USAGE, "%s", what);
+}
+
+static const struct cli_option *find_option(const struct cli_spec *spec, const char *arg)
+{
+	for (const struct cli_option *opt = spec->options; opt && opt->name; opt++)
+		if (is_option(arg, opt->name))
+			return opt;
+	return NULL;
+}
+
+/* Stores v for opt; on a value that does not fit, a message in what and -1. */
+static int set_option(const struct cli_option *opt, const char *v, char *what, size_t size)
+{
+	if (opt->given)
+		*opt->given = true;
+	if (opt->none && strcmp(v, "none") == 0) {
+		*opt->none = true;
+		return 0;
+	}
+	char *end;
+	long count;
+	switch (opt->kind) {
+	case CLI_FLAG:
+		*opt->flag = true;
+		return 0;
+	case CLI_TEXT:
+		*opt->text = v;
+		return 0;
+	case CLI_COUNT:
+		errno = 0;
+		count = strtol(v, &end, 10);
+		if (*v == '\0' || *end || errno || count <= 0 || count > 100000) {
+			textf(what, size, "%s needs a positive whole number, not \"%s\"", opt->name, v);
+			return -1;
+		}
+		*opt->count = (int)count;
+		return 0;
+	case CLI_SECONDS:
+		if (cli_duration(v, opt->seconds) != 0) {
+			textf(what, size, "%s needs a duration (\"40\", \"40s\", \"2m\"), not \"%s\"",
+			      opt->name, v);
+			return -1;
+		}
+		return 0;
+	case CLI_SIZE:
+		if (vmc_parse_size(v, opt->size) != 0) {
+			textf(what, size, "%s needs a size (\"1G\", \"512MiB\")%s, not \"%s\"",
+			      opt->name, opt->none ? " or none" : "", v);
+			return -1;
+		}
+		return 0;
+	}
+	return -1;
+}
+
 int cli_parse(const struct cli_spec *spec, int argc, char **argv, struct cli_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	bool options_done = false;
 	char what[300];
+	const struct cli_option *opt;
 	/* --json anywhere applies to errors about other arguments too. */
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0)
@@ -111,6 +176,20 @@ int cli_parse(const struct cli_spec *spec, int argc, char **argv, struct cli_opt
 				}
 			} else if (match_switch(spec, a, o)) {
 				/* recorded in o->switches */
+			} else if ((opt = find_option(spec, a))) {
+				const char *v = "";
+				if (opt->kind != CLI_FLAG) {
+					v = option_value(argc, argv, &i, opt->name);
+					if (!v) {
+						textf(what, sizeof what, "%s needs a value", opt->name);
+						return usage_error(spec, o, what);
+					}
+				} else if (a[strlen(opt->name)] == '=') {
+					textf(what, sizeof what, "%s takes no value", opt->name);
+					return usage_error(spec, o, what);
+				}
+				if (set_option(opt, v, what, sizeof what) != 0)
+					return usage_error(spec, o, what);
 			} else {
 				textf(what, sizeof what, "unknown option \"%s\"", a);
 				return usage_error(spec, o, what);

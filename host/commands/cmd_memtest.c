@@ -27,7 +27,6 @@
 #include "measure/workload.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <signal.h>
@@ -51,12 +50,12 @@ struct memtest_opts {
 	bool pressure_none, pressure_set;
 	uint64_t pressure, canary;
 	double hold, settle_max;
-	bool restart, yes, json;
+	bool restart, yes;
 	const char *results_dir;
-	pid_t pid;
 };
 
 struct memtest {
+	struct cli_opts cli; /* --json, --pid, NAME */
 	struct memtest_opts o;
 	struct lima_instance inst;
 	struct vmproc vp;
@@ -74,17 +73,14 @@ struct memtest {
 	bool has_stop;
 };
 
-static void usage(FILE *f)
-{
-	fprintf(
-	    f,
-	    "usage: vmcost memtest NAME [--workload pgbench|fill] [--size SIZE] [--fill-dir DIR]\n"
-	    "                      [--tmpfs DIR] [--image IMAGE] [--no-pull] [--scale N]\n"
-	    "                      [--clients N] [--duration SECONDS] [--pressure SIZE|none]\n"
-	    "                      [--hold SECONDS] [--canary SIZE] [--settle SECONDS]\n"
-	    "                      [--restart] [--yes] [--json] [--results DIR|none] [--pid PID]\n"
-	    "\n"
-	    "The real RAM cost of a running Lima instance: baseline, workload, guest trim, host\n"
+static const struct cli_spec memtest_spec = {
+    .name = "memtest",
+    .synopsis = "NAME [--workload pgbench|fill] [--size SIZE] [--fill-dir DIR]\n"
+		"                      [--tmpfs DIR] [--image IMAGE] [--no-pull] [--scale N]\n"
+		"                      [--clients N] [--duration SECONDS] [--pressure SIZE|none]\n"
+		"                      [--hold SECONDS] [--canary SIZE] [--settle SECONDS]\n"
+		"                      [--restart] [--yes] [--json] [--results DIR|none] [--pid PID]",
+    .help = "The real RAM cost of a running Lima instance: baseline, workload, guest trim, host\n"
 	    "pressure, then `limactl stop NAME` and the host's free-memory gain. Stops the\n"
 	    "instance (asks first unless --yes); --restart starts it again afterwards.\n"
 	    "\n"
@@ -95,8 +91,7 @@ static void usage(FILE *f)
 	    "  --fill-dir    guest directory for the page-cache files (default "
 	    "/var/tmp/vmcost-fill)\n"
 	    "  --tmpfs       guest tmpfs directory (default /dev/shm)\n"
-	    "  --image       postgres image (default " PG_DEFAULT_IMAGE
-	    "); --no-pull: fail if absent\n"
+	    "  --image       postgres image (default " PG_DEFAULT_IMAGE "); --no-pull: fail if absent\n"
 	    "  --scale, --clients, --duration   pgbench -s (50), -c (8), -T (60)\n"
 	    "  --pressure    host memory to allocate and hold (default: a size that makes the\n"
 	    "                host reclaim, from its free/available memory); none skips it\n"
@@ -105,135 +100,18 @@ static void usage(FILE *f)
 	    "  --results     where the .md/.json/.svg go (default: the current directory)\n"
 	    "\n"
 	    "Exit codes: 0 done, 4 instance stopped, 10 Docker failure, 11 pressure INCONCLUSIVE\n"
-	    "(its canary was never discarded), 130 interrupted (nothing left allocated).\n");
-}
+	    "(its canary was never discarded), 130 interrupted (nothing left allocated).\n",
+    .flags = CLI_PID,
+    .min_args = 1,
+    .max_args = 1,
+};
 
 /* ---- options -------------------------------------------------------------------------------- */
 
-static int parse_positive(const char *opt, const char *s, int *out)
+/* memtest's command line into m->cli and m->o: CLI_CONTINUE, or the exit code to return. */
+static int parse_args(int argc, char **argv, struct memtest *m)
 {
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (*s == '\0' || *end || v <= 0 || v > 100000) {
-		die(VMC_EXIT_USAGE, "%s needs a positive whole number, not \"%s\"", opt, s);
-		return -1;
-	}
-	*out = (int)v;
-	return 0;
-}
-
-static int parse_seconds(const char *opt, const char *s, double *out)
-{
-	if (vmc_parse_duration(s, out) != 0 || *out < 0) {
-		die(VMC_EXIT_USAGE, "%s needs a duration (\"40\", \"40s\", \"2m\"), not \"%s\"",
-		    opt, s);
-		return -1;
-	}
-	return 0;
-}
-
-static int parse_bytes(const char *opt, const char *s, uint64_t *out)
-{
-	if (vmc_parse_size(s, out) != 0) {
-		die(VMC_EXIT_USAGE, "%s needs a size (\"1G\", \"512MiB\"), not \"%s\"", opt, s);
-		return -1;
-	}
-	return 0;
-}
-
-static int parse_option(struct memtest_opts *o, int c, const char *arg)
-{
-	switch (c) {
-	case 'w':
-		if (strcmp(arg, "pgbench") == 0)
-			o->workload = WL_PGBENCH;
-		else if (strcmp(arg, "fill") == 0)
-			o->workload = WL_FILL;
-		else {
-			die(VMC_EXIT_USAGE, "--workload is pgbench or fill, not \"%s\"", arg);
-			return -1;
-		}
-		return 0;
-	case 's':
-		return parse_bytes("--size", arg, &o->size);
-	case 'd':
-		o->fill_dir = arg;
-		return 0;
-	case 't':
-		o->tmpfs_dir = arg;
-		return 0;
-	case 'i':
-		o->image = arg;
-		return 0;
-	case 'N':
-		o->no_pull = true;
-		return 0;
-	case 'S':
-		return parse_positive("--scale", arg, &o->scale);
-	case 'c':
-		return parse_positive("--clients", arg, &o->clients);
-	case 'D':
-		return parse_seconds("--duration", arg, &o->duration);
-	case 'p':
-		o->pressure_set = true;
-		if (strcmp(arg, "none") == 0) {
-			o->pressure_none = true;
-			return 0;
-		}
-		return parse_bytes("--pressure", arg, &o->pressure);
-	case 'H':
-		return parse_seconds("--hold", arg, &o->hold);
-	case 'C':
-		return parse_bytes("--canary", arg, &o->canary);
-	case 'T':
-		return parse_seconds("--settle", arg, &o->settle_max);
-	case 'r':
-		o->restart = true;
-		return 0;
-	case 'y':
-		o->yes = true;
-		return 0;
-	case 'j':
-		o->json = true;
-		return 0;
-	case 'R':
-		o->results_dir = arg;
-		return 0;
-	case 'P': {
-		int pid;
-		if (parse_positive("--pid", arg, &pid) != 0)
-			return -1;
-		o->pid = pid;
-		return 0;
-	}
-	}
-	return -1;
-}
-
-static int parse_args(int argc, char **argv, struct memtest_opts *o)
-{
-	static const struct option longopts[] = {
-	    {"workload", required_argument, NULL, 'w'},
-	    {"size", required_argument, NULL, 's'},
-	    {"fill-dir", required_argument, NULL, 'd'},
-	    {"tmpfs", required_argument, NULL, 't'},
-	    {"image", required_argument, NULL, 'i'},
-	    {"no-pull", no_argument, NULL, 'N'},
-	    {"scale", required_argument, NULL, 'S'},
-	    {"clients", required_argument, NULL, 'c'},
-	    {"duration", required_argument, NULL, 'D'},
-	    {"pressure", required_argument, NULL, 'p'},
-	    {"hold", required_argument, NULL, 'H'},
-	    {"canary", required_argument, NULL, 'C'},
-	    {"settle", required_argument, NULL, 'T'},
-	    {"restart", no_argument, NULL, 'r'},
-	    {"yes", no_argument, NULL, 'y'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"results", required_argument, NULL, 'R'},
-	    {"pid", required_argument, NULL, 'P'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
+	struct memtest_opts *o = &m->o;
 	*o = (struct memtest_opts){.scale = 50,
 				   .clients = 8,
 				   .duration = 60,
@@ -241,33 +119,47 @@ static int parse_args(int argc, char **argv, struct memtest_opts *o)
 				   .hold = PRESSURE_DEFAULT_HOLD,
 				   .settle_max = 30,
 				   .results_dir = "."};
-	optind = 1;
-	opterr = 0;
-	int c;
-	while ((c = getopt_long(argc, argv, "hy", longopts, NULL)) != -1) {
-		if (c == 'h') {
-			usage(stdout);
-			return -2;
-		}
-		if (c == '?' || c == ':') {
-			usage(stderr);
-			die(VMC_EXIT_USAGE, "unknown option or missing value: %s",
-			    argv[optind - 1]);
-		}
-		if (parse_option(o, c, optarg) != 0)
-			return -1;
-	}
-	if (optind != argc - 1) {
-		usage(stderr);
-		die(VMC_EXIT_USAGE, "%s",
-		    optind >= argc ? "an instance name is required" : "one instance name, please");
-	}
-	o->name = argv[optind];
-	if (o->size && o->workload == WL_PGBENCH) {
-		die(VMC_EXIT_USAGE,
-		    "--size is for --workload fill (pgbench sizes itself with --scale)");
-	}
-	return 0;
+	const char *workload = NULL;
+	const struct cli_option options[] = {
+	    {.name = "--workload", .kind = CLI_TEXT, .text = &workload},
+	    {.name = "--size", .kind = CLI_SIZE, .size = &o->size},
+	    {.name = "--fill-dir", .kind = CLI_TEXT, .text = &o->fill_dir},
+	    {.name = "--tmpfs", .kind = CLI_TEXT, .text = &o->tmpfs_dir},
+	    {.name = "--image", .kind = CLI_TEXT, .text = &o->image},
+	    {.name = "--no-pull", .kind = CLI_FLAG, .flag = &o->no_pull},
+	    {.name = "--scale", .kind = CLI_COUNT, .count = &o->scale},
+	    {.name = "--clients", .kind = CLI_COUNT, .count = &o->clients},
+	    {.name = "--duration", .kind = CLI_SECONDS, .seconds = &o->duration},
+	    {.name = "--pressure",
+	     .kind = CLI_SIZE,
+	     .size = &o->pressure,
+	     .given = &o->pressure_set,
+	     .none = &o->pressure_none},
+	    {.name = "--hold", .kind = CLI_SECONDS, .seconds = &o->hold},
+	    {.name = "--canary", .kind = CLI_SIZE, .size = &o->canary},
+	    {.name = "--settle", .kind = CLI_SECONDS, .seconds = &o->settle_max},
+	    {.name = "--restart", .kind = CLI_FLAG, .flag = &o->restart},
+	    {.name = "--yes", .kind = CLI_FLAG, .flag = &o->yes},
+	    {.name = "--results", .kind = CLI_TEXT, .text = &o->results_dir},
+	    {0},
+	};
+	struct cli_spec spec = memtest_spec;
+	spec.options = options;
+	int rc = cli_parse(&spec, argc, argv, &m->cli);
+	if (rc != CLI_CONTINUE)
+		return rc;
+	o->name = m->cli.args[0];
+	if (workload && strcmp(workload, "pgbench") == 0)
+		o->workload = WL_PGBENCH;
+	else if (workload && strcmp(workload, "fill") == 0)
+		o->workload = WL_FILL;
+	else if (workload)
+		return cli_usage_error(&spec, &m->cli, "--workload is pgbench or fill, not \"%s\"",
+				       workload);
+	if (o->size && o->workload == WL_PGBENCH)
+		return cli_usage_error(
+		    &spec, &m->cli, "--size is for --workload fill (pgbench sizes itself with --scale)");
+	return CLI_CONTINUE;
 }
 
 /* ---- readings ------------------------------------------------------------------------------- */
@@ -860,16 +752,16 @@ static int run_restart(struct memtest *m, char *err, size_t errsize)
 /* ---- setup ------------------------------------------------------------------------------------
  */
 
-static int confirm_stop(const struct memtest_opts *o)
+static int confirm_stop(const struct memtest *m)
 {
+	const struct memtest_opts *o = &m->o;
 	if (o->yes)
 		return VMC_EXIT_OK;
 	if (!isatty(STDIN_FILENO))
-		die(VMC_EXIT_USAGE,
-		    "memtest ends by stopping instance \"%s\" (limactl stop %s); pass --yes to "
-		    "allow "
-		    "it (stdin is not a terminal, so it cannot ask)",
-		    o->name, o->name);
+		return cli_fail(&m->cli, VMC_EXIT_USAGE,
+				"memtest ends by stopping instance \"%s\" (limactl stop %s); pass "
+				"--yes to allow it (stdin is not a terminal, so it cannot ask)",
+				o->name, o->name);
 	fprintf(stderr,
 		"vmcost memtest ends by stopping instance \"%s\" (limactl stop %s)%s.\n"
 		"Containers and processes in it stop too. Continue? [y/N] ",
@@ -907,26 +799,25 @@ static int choose_defaults(struct memtest *m)
 		if (!o->size)
 			o->size = mem / 2;
 		if (o->size > mem / 4 * 3)
-			die(VMC_EXIT_USAGE,
-			    "--size %llu MiB is more than 3/4 of the VM's %llu MiB: the guest "
-			    "would "
-			    "run out of memory; use at most %llu MiB",
-			    (unsigned long long)(o->size >> 20), (unsigned long long)(mem >> 20),
-			    (unsigned long long)(mem / 4 * 3 >> 20));
+			return cli_fail(&m->cli, VMC_EXIT_USAGE,
+					"--size %llu MiB is more than 3/4 of the VM's %llu MiB: the "
+					"guest would run out of memory; use at most %llu MiB",
+					(unsigned long long)(o->size >> 20),
+					(unsigned long long)(mem >> 20),
+					(unsigned long long)(mem / 4 * 3 >> 20));
 		m->fill = (struct fill_plan){
 		    .size = o->size, .dir = o->fill_dir, .tmpfs_dir = o->tmpfs_dir};
 	}
 	if (!o->pressure_none && !o->pressure_set) {
 		struct platform_host_memory hm;
 		if (platform_host_memory(&hm) != 0)
-			die(VMC_EXIT_FAILURE, "cannot read host memory:");
+			return cli_fail(&m->cli, VMC_EXIT_FAILURE, "cannot read host memory:");
 		o->pressure = pressure_default_size(&hm, o->canary);
 		if (o->pressure == 0)
-			die(VMC_EXIT_FAILURE,
-			    "the host has no room for memory pressure (available %llu MiB): run "
-			    "with "
-			    "--pressure none",
-			    (unsigned long long)(hm.available >> 20));
+			return cli_fail(&m->cli, VMC_EXIT_FAILURE,
+					"the host has no room for memory pressure (available %llu "
+					"MiB): run with --pressure none",
+					(unsigned long long)(hm.available >> 20));
 	}
 	return VMC_EXIT_OK;
 }
@@ -1095,24 +986,24 @@ static int finish(struct memtest *m, int rc, const char *err)
 	progress_clear(&m->prog);
 	if (rc == VMC_EXIT_INTERRUPTED || cli_stop) {
 		cleanup_guest(m);
-		return cli_fail(&(struct cli_opts){.json = m->o.json}, VMC_EXIT_INTERRUPTED,
+		return cli_fail(&m->cli, VMC_EXIT_INTERRUPTED,
 				"interrupted: %s was not stopped; pressure released%s",
 				m->inst.name,
 				m->fill_pending || m->pg.id[0] ? "" : ", guest cleaned up");
 	}
 	if (rc != VMC_EXIT_OK) {
 		cleanup_guest(m);
-		cli_fail(&(struct cli_opts){.json = m->o.json}, rc, "%s", err);
+		cli_fail(&m->cli, rc, "%s", err);
 		return rc;
 	}
 	char werr[512];
 	int wrc = write_results(m, werr, sizeof werr);
-	if (m->o.json)
+	if (m->cli.json)
 		vmc_json_write(stdout, m->doc);
 	else
 		memtest_report_human(stdout, m->doc, vmc_use_color(stdout));
 	if (wrc != VMC_EXIT_OK) {
-		cli_fail(&(struct cli_opts){.json = m->o.json}, wrc, "%s", werr);
+		cli_fail(&m->cli, wrc, "%s", werr);
 		return wrc;
 	}
 	const char *verdict = memtest_str(m->doc, "result.pressure");
@@ -1120,31 +1011,26 @@ static int finish(struct memtest *m, int rc, const char *err)
 							       : VMC_EXIT_OK;
 }
 
-int cmd_memtest(int argc, char **argv)
+/* Everything before the first phase: CLI_CONTINUE, or the exit code (message printed). */
+static int prepare(struct memtest *m, int argc, char **argv)
 {
-	struct memtest *m = calloc(1, sizeof *m);
-	if (!m)
-		die(VMC_EXIT_FAILURE, "out of memory");
-	int prc = parse_args(argc, argv, &m->o);
-	if (prc != 0) {
-		free(m);
-		return prc == -2 ? VMC_EXIT_OK : VMC_EXIT_USAGE;
-	}
+	int rc = parse_args(argc, argv, m);
+	if (rc != CLI_CONTINUE)
+		return rc;
 	char err[1024] = "";
-	int rc = lima_instance_require_running(m->o.name, &m->inst, err, sizeof err);
+	rc = lima_instance_require_running(m->o.name, &m->inst, err, sizeof err);
 	if (rc == VMC_EXIT_OK)
-		rc = vmproc_find(&m->inst, m->o.pid, &m->vp, err, sizeof err);
-	if (rc != VMC_EXIT_OK) {
-		cli_fail(&(struct cli_opts){.json = m->o.json}, rc, "%s", err);
-		free(m);
-		return rc;
-	}
-	choose_defaults(m);
-	rc = confirm_stop(&m->o);
-	if (rc != VMC_EXIT_OK) {
-		free(m);
-		return rc;
-	}
+		rc = vmproc_find(&m->inst, m->cli.pid, &m->vp, err, sizeof err);
+	if (rc != VMC_EXIT_OK)
+		return cli_fail(&m->cli, rc, "%s", err);
+	rc = choose_defaults(m);
+	if (rc == VMC_EXIT_OK)
+		rc = confirm_stop(m);
+	return rc == VMC_EXIT_OK ? CLI_CONTINUE : rc;
+}
+
+static int run(struct memtest *m)
+{
 	cli_catch_signals();
 	docker_set_abort_check(cli_stop_requested);
 	m->started = time(NULL);
@@ -1156,13 +1042,26 @@ int cmd_memtest(int argc, char **argv)
 					 .interval = 1.0,
 					 .on_sample = on_sample,
 					 .ctx = &m->prog};
+	char err[1024] = "";
+	int rc;
 	if (timeline_sampler_start(&m->sampler) != 0)
-		die(VMC_EXIT_FAILURE, "cannot start the sampler thread");
-	rc = run_phases(m, err, sizeof err);
-	rc = finish(m, rc, err);
+		rc = cli_fail(&m->cli, VMC_EXIT_FAILURE, "cannot start the sampler thread");
+	else
+		rc = finish(m, run_phases(m, err, sizeof err), err);
 	json_decref(m->doc);
 	progress_destroy(&m->prog);
 	timeline_free(&m->tl);
+	return rc;
+}
+
+int cmd_memtest(int argc, char **argv)
+{
+	struct memtest *m = calloc(1, sizeof *m);
+	if (!m)
+		return cli_fail(NULL, VMC_EXIT_FAILURE, "out of memory");
+	int rc = prepare(m, argc, argv);
+	if (rc == CLI_CONTINUE)
+		rc = run(m);
 	free(m);
 	return rc;
 }
