@@ -5,6 +5,7 @@
  * path lengths.
  */
 #include "clients/agent_client.h"
+#include "color.h"
 #include "commands/cli.h"
 #include "commands/commands.h"
 #include "jsonutil.h"
@@ -266,24 +267,12 @@ static json_t *check_json(const struct check *c)
 			 c->fix[0] ? json_string(c->fix) : json_null());
 }
 
-static const char *status_color(const char *status)
-{
-	if (!vmc_use_color(stdout))
-		return "";
-	if (strcmp(status, "ok") == 0)
-		return "\033[32m";
-	if (strcmp(status, "warn") == 0)
-		return "\033[33m";
-	if (strcmp(status, "fail") == 0)
-		return "\033[31m";
-	return "\033[2m";
-}
-
 static void print_check(const char *status, const char *title, const char *observed,
 			const char *why, const char *fix)
 {
-	printf("%s%-4s%s  %s: %s\n", status_color(status), status, cli_reset(), title,
-	       observed ? observed : "");
+	bool color = vmc_use_color(stdout);
+	printf("%s%-4s%s  %s: %s\n", vmc_status_color(status, color), status, vmc_color_reset(color),
+	       title, observed ? observed : "");
 	if (strcmp(status, "ok") != 0 && strcmp(status, "n/a") != 0) {
 		if (why && *why)
 			printf("      why: %s\n", why);
@@ -325,8 +314,9 @@ static void print_human(const struct lima_instance *inst, const struct host_chec
 	const json_t *c;
 	json_array_foreach(json_object_get(checks, "checks"), i, c)
 	{
-		const char *st = vmc_json_get_str(c, "status");
-		print_check(st ? st : "?", vmc_json_get_str(c, "title"),
+		/* The agent may be older or newer than vmcost: any field may be missing. */
+		print_check(vmc_json_get_str_or(c, "status", "?"),
+			    vmc_json_get_str_or(c, "title", vmc_json_get_str_or(c, "id", "?")),
 			    vmc_json_get_str(c, "observed"), vmc_json_get_str(c, "why"),
 			    vmc_json_get_str(c, "fix"));
 	}

@@ -77,14 +77,14 @@ static void fill_interval(const struct reading *a, const struct reading *b, stru
 	iv->seconds = b->s.vm.taken_at - a->s.vm.taken_at;
 	iv->vm_percent = measure_cpu_percent(&a->s.vm, &b->s.vm);
 	iv->ha_percent = a->s.has_ha && b->s.has_ha ? measure_cpu_percent(&a->s.ha, &b->s.ha) : 0;
-	double t = iv->seconds > 0 ? iv->seconds : 1;
 	if (b->s.vm.has_wakeups) {
-		iv->idle_wakeups = (double)(b->s.vm.idle_wakeups - a->s.vm.idle_wakeups) / t;
+		iv->idle_wakeups =
+		    measure_rate(a->s.vm.idle_wakeups, b->s.vm.idle_wakeups, iv->seconds);
 		iv->interrupt_wakeups =
-		    (double)(b->s.vm.interrupt_wakeups - a->s.vm.interrupt_wakeups) / t;
+		    measure_rate(a->s.vm.interrupt_wakeups, b->s.vm.interrupt_wakeups, iv->seconds);
 	}
-	if (a->has_switches && b->has_switches && b->switches >= a->switches)
-		iv->switches = (double)(b->switches - a->switches) / t;
+	if (a->has_switches && b->has_switches)
+		iv->switches = measure_rate(a->switches, b->switches, iv->seconds);
 }
 
 static struct vmc_summary summarize(const struct idle_run *run, size_t offset)

@@ -30,7 +30,12 @@ json_t *measure_proc_json(pid_t pid, const struct platform_proc_sample *s);
 /* {"os":…, "total":…, "free":…, "available":…} (+ compressor on macOS). */
 json_t *measure_host_json(const struct platform_host_memory *hm);
 
-/* CPU % of one core between two samples of the same process; 0 when no time passed. */
+/*
+ * A counter's change per second. 0 when no time passed or the counter went backwards (a pid
+ * reused by another process, a counter reset): unsigned subtraction would make that ~1.8e19.
+ */
+double measure_rate(uint64_t before, uint64_t after, double seconds);
+/* CPU % of one core between two samples of the same process; 0 as for measure_rate. */
 double measure_cpu_percent(const struct platform_proc_sample *a,
 			   const struct platform_proc_sample *b);
 
