@@ -2,7 +2,7 @@
 #include "autostop/daemon.h"
 
 #include "jsonutil.h"
-#include "clients/limactl_run.h"
+#include "clients/process.h"
 #include "log.h"
 #include "platform/platform.h"
 #include "autostop/probe.h"
@@ -216,7 +216,7 @@ static void limactl_last_output(const struct daemon *d, char *buf, size_t size)
 	if (n <= 0)
 		return;
 	tail[n] = '\0';
-	limactl_last_line(tail, buf, size);
+	process_last_line(tail, buf, size);
 }
 
 static void on_child_closed(uv_handle_t *h)

@@ -11,7 +11,7 @@
 #include "jsonutil.h"
 #include "log.h"
 #include "platform/platform.h"
-#include "clients/subprocess.h"
+#include "clients/process.h"
 #include "message.h"
 #include "readfile.h"
 #include "units.h"
@@ -342,27 +342,6 @@ static int compare_names(const void *a, const void *b)
 		      ((const struct lima_instance *)b)->name);
 }
 
-/* Last non-empty line of limactl's stderr, for messages (logrus prints key=value lines). */
-static void last_line(const char *text, char *dst, size_t size)
-{
-	const char *best = "", *p = text;
-	size_t best_len = 0;
-	while (p && *p) {
-		size_t len = strcspn(p, "\n");
-		if (!only_space(p, len)) {
-			best = p;
-			best_len = len;
-		}
-		p += len;
-		if (*p)
-			p++;
-	}
-	if (best_len >= size)
-		best_len = size - 1;
-	memcpy(dst, best, best_len);
-	dst[best_len] = '\0';
-}
-
 /*
  * limactl's warning for an instance it cannot load: level=warning msg="instance `NAME` has
  * errors" errors="[REASON\n   1 | ...]". Copies the first line of REASON, or nothing.
@@ -396,23 +375,28 @@ static int limactl_list(const char *name, struct lima_instance **out, size_t *n,
 	 * then fails with "bufio.Scanner: token too long" for every instance (measured with the
 	 * real limactl).
 	 */
-	char *argv[] = {"limactl", "list", "--format", "{{json .}}", (char *)name, NULL};
+	const char *argv[] = {"limactl", "list", "--format", "{{json .}}", name, NULL};
 	/* Told its stdout is a terminal, limactl would open editors and colour its output. */
 	static const char *const unset[] = {"_LIMA_OUTPUT_IS_TTY", NULL};
-	struct spawn_result res;
-	if (spawn_capture(argv, unset, LIMACTL_TIMEOUT_MS, &res) < 0) {
+	struct process_result res;
+	if (process_run(argv, &(struct process_options){.timeout_ms = LIMACTL_TIMEOUT_MS, .unset_env = unset},
+			&res) < 0) {
 		errorf(err, errsize, "cannot run limactl:");
 		return VMC_EXIT_FAILURE;
 	}
 	int rc;
-	if (res.timed_out) {
+	if (res.truncated) {
+		textf(err, errsize, "limactl list --json printed more than %zu MiB: not Lima's output",
+		      PROCESS_MAX_OUTPUT >> 20);
+		rc = VMC_EXIT_MALFORMED;
+	} else if (res.timed_out) {
 		textf(err, errsize,
 		      "limactl list --json did not answer in %d s: check Lima with limactl list",
 		      LIMACTL_TIMEOUT_MS / 1000);
 		rc = VMC_EXIT_FAILURE;
 	} else if (res.exit_code != 0) {
 		char line[200];
-		last_line(res.err, line, sizeof line);
+		process_last_line(res.err, line, sizeof line);
 		if (name && (strstr(res.err, "unmatched") || strstr(res.err, "No instance")))
 			textf(err, errsize,
 			      "unknown instance \"%s\": limactl list shows the instances", name);
@@ -434,7 +418,7 @@ static int limactl_list(const char *name, struct lima_instance **out, size_t *n,
 				      "Lima cannot load %s/lima.yaml: %s", inst->dir, why);
 		}
 	}
-	spawn_result_free(&res);
+	process_result_free(&res);
 	return rc;
 }
 
@@ -751,10 +735,17 @@ static int load_from_dir(const char *home, const char *name, struct lima_instanc
 
 /* ---- public entry points ---------------------------------------------------------------- */
 
+void lima_limactl_version(char *buf, size_t size)
+{
+	const char *argv[] = {"limactl", "--version", NULL};
+	if (process_first_line(argv, 30000, buf, size) != 0)
+		textf(buf, size, "limactl version unknown");
+}
+
 static bool use_limactl(void)
 {
 	char path[PATH_MAX];
-	return spawn_find_on_path("limactl", path, sizeof path);
+	return process_find_on_path("limactl", path, sizeof path);
 }
 
 int lima_instance_load(const char *name, struct lima_instance *inst, char *err, size_t errsize)

@@ -72,6 +72,9 @@ int lima_instance_path(const struct lima_instance *inst, const char *rel, char *
 /* Lima's identifier rule: letters and digits, single '.', '_' or '-' between them. */
 bool lima_name_valid(const char *name);
 
+/* First line of `limactl --version` ("limactl version 2.2.0"), or "limactl version unknown". */
+void lima_limactl_version(char *buf, size_t size);
+
 /*
  * Parses `limactl list --json` output (JSON Lines, or the indented form limactl prints on a
  * TTY). name == NULL keeps every instance, else only that one (none: *n == 0). Returns

@@ -2,6 +2,7 @@
 /* QMP framing is one JSON object per line ("\r\n"); the objects themselves go to jansson. */
 #include "clients/qmp.h"
 
+#include "clock.h"
 #include "jsonutil.h"
 #include "log.h"
 #include "message.h"
@@ -21,13 +22,6 @@
 #define MSG_NOSIGNAL 0
 #endif
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
-}
-
 json_t *qmp_parse_message(const char *line, size_t len)
 {
 	json_error_t jerr;
@@ -42,7 +36,7 @@ json_t *qmp_parse_message(const char *line, size_t len)
 /* Next complete line as a JSON object; NULL with err on timeout, EOF or garbage. */
 static json_t *read_message(struct qmp *q, char *err, size_t errsize)
 {
-	double deadline = now_ms() + (double)q->timeout_ms;
+	double deadline = (vmc_monotonic_s() * 1000.0) + (double)q->timeout_ms;
 	for (;;) {
 		char *nl = memchr(q->buf, '\n', q->len);
 		if (nl) {
@@ -61,7 +55,7 @@ static json_t *read_message(struct qmp *q, char *err, size_t errsize)
 			textf(err, errsize, "QMP message longer than %zu bytes", sizeof q->buf);
 			return NULL;
 		}
-		double left = deadline - now_ms();
+		double left = deadline - (vmc_monotonic_s() * 1000.0);
 		struct pollfd pfd = {.fd = q->fd, .events = POLLIN};
 		int rc = left > 0 ? poll(&pfd, 1, (int)left + 1) : 0;
 		if (rc < 0 && errno == EINTR)

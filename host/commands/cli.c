@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "commands/cli.h"
 
+#include "clock.h"
 #include "jsonutil.h"
 #include "log.h"
 #include "platform/platform.h"
@@ -284,11 +285,6 @@ void cli_catch_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
-bool cli_interrupted(void)
-{
-	return cli_stop != 0;
-}
-
 int cli_stop_requested(void)
 {
 	return cli_stop != 0;
@@ -296,9 +292,9 @@ int cli_stop_requested(void)
 
 bool cli_sleep(double seconds)
 {
-	double end = platform_now() + seconds;
+	double end = vmc_monotonic_s() + seconds;
 	while (!cli_stop) {
-		double left = end - platform_now();
+		double left = end - vmc_monotonic_s();
 		if (left <= 0)
 			return true;
 		/* Short naps so a signal that lands between the check and the sleep costs little.

@@ -103,11 +103,10 @@ int cli_vm_process(const struct cli_opts *o, const char *name, struct lima_insta
 		   struct vmproc *vp);
 
 /* SIGINT/SIGTERM set a flag instead of killing us, so long runs clean up and exit 130. The flag
- * itself is shared so long-running helpers (limactl_run, pressure_run, workloads) can poll it. */
+ * itself is shared so long-running helpers (process_run, pressure_run, workloads) can poll it. */
 extern volatile sig_atomic_t cli_stop;
 void cli_catch_signals(void);
-bool cli_interrupted(void);
-/* cli_interrupted() in the shape docker_set_abort_check() takes. */
+/* Non-zero once SIGINT/SIGTERM arrived (the shape docker_set_abort_check() takes). */
 int cli_stop_requested(void);
 /* Sleeps, waking early on a signal; false if interrupted. */
 bool cli_sleep(double seconds);

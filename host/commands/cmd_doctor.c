@@ -10,7 +10,7 @@
 #include "commands/commands.h"
 #include "jsonutil.h"
 #include "log.h"
-#include "clients/subprocess.h"
+#include "clients/process.h"
 #include "message.h"
 #include "units.h"
 
@@ -98,14 +98,8 @@ static void check_lima_version(struct host_checks *h, const struct lima_instance
 	struct check *c = add(h, "lima-version", "Lima version");
 	char version[64] = "";
 	const char *source = "limactl --version";
-	char *argv[] = {"limactl", "--version", NULL};
-	struct spawn_result res;
-	if (spawn_capture(argv, NULL, 10000, &res) == 0) {
-		if (res.exit_code == 0)
-			textf(version, sizeof version, "%.*s", (int)strcspn(res.out, "\n"),
-			      res.out);
-		spawn_result_free(&res);
-	}
+	const char *argv[] = {"limactl", "--version", NULL};
+	process_first_line(argv, 10000, version, sizeof version);
 	if (!version[0] && inst->lima_version[0]) {
 		textf(version, sizeof version, "%s", inst->lima_version);
 		source = "the Lima that created the instance";

@@ -5,6 +5,7 @@
  * them (macOS) or context switches of every VM thread (Linux).
  */
 #include "commands/cli.h"
+#include "clock.h"
 #include "commands/commands.h"
 #include "jsonutil.h"
 #include "log.h"
@@ -263,9 +264,9 @@ static int sample_loop(const struct cli_opts *o, const struct vmproc *vp, struct
 	for (size_t i = 0; i < run->planned; i++) {
 		double due = start + (double)(i + 1) * run->interval;
 		cli_progress("interval %zu/%zu, %.0f s left", i + 1, run->planned,
-			     due + (double)(run->planned - i - 1) * run->interval - platform_now());
+			     due + (double)(run->planned - i - 1) * run->interval - vmc_monotonic_s());
 		/* Sleep to a fixed schedule so sampling overhead does not stretch the run. */
-		if (!cli_sleep(due - platform_now()))
+		if (!cli_sleep(due - vmc_monotonic_s()))
 			return VMC_EXIT_INTERRUPTED;
 		rc = take_reading(vp, &cur, err, sizeof err);
 		if (rc != VMC_EXIT_OK) {

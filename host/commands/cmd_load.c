@@ -6,10 +6,10 @@
  * API, then the idle host CPU of the VM process with the container still running.
  */
 #include "commands/cli.h"
+#include "clock.h"
 #include "commands/commands.h"
 #include "jsonutil.h"
 #include "clients/lima.h"
-#include "clients/limactl_run.h"
 #include "log.h"
 #include "measure/measure.h"
 #include "message.h"
@@ -284,7 +284,7 @@ static json_t *header(struct load *l)
 	results_iso_time(l->started, when, sizeof when);
 	json_t *machine = results_machine();
 	results_machine_line(machine, line, sizeof line);
-	limactl_version_line(lv, sizeof lv);
+	lima_limactl_version(lv, sizeof lv);
 	json_t *doc = json_pack("{s:s, s:s, s:s, s:s}", "command", "load", "version",
 				VMCOST_VERSION, "started_at", when, "limactl_version", lv);
 	json_object_set_new(doc, "machine", machine);
@@ -349,7 +349,7 @@ int cmd_load(int argc, char **argv)
 	cli_catch_signals();
 	docker_set_abort_check(cli_stop_requested);
 	l.started = time(NULL);
-	progress_init(&l.prog, stderr, isatty(STDERR_FILENO), "load", platform_now());
+	progress_init(&l.prog, stderr, isatty(STDERR_FILENO), "load", vmc_monotonic_s());
 	l.pg.stop = &cli_stop;
 	l.pg.note = on_note;
 	l.pg.note_ctx = &l.prog;

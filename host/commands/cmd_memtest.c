@@ -7,12 +7,14 @@
  * guest freed, the free memory gained at stop can.
  */
 #include "clients/agent_client.h"
+#include "clock.h"
 #include "commands/cli.h"
 #include "commands/commands.h"
 #include "jsonutil.h"
 #include "clients/lima.h"
-#include "clients/limactl_run.h"
+#include "clients/process.h"
 #include "log.h"
+#include "measure/measure.h"
 #include "meminfo.h"
 #include "measure/memtest_report.h"
 #include "message.h"
@@ -166,23 +168,12 @@ static int parse_args(int argc, char **argv, struct memtest *m)
 
 static double elapsed(const struct memtest *m)
 {
-	return platform_now() - m->tl.t0;
+	return vmc_monotonic_s() - m->tl.t0;
 }
 
 static json_t *seconds_json(double s)
 {
 	return json_real((double)(long long)(s * 10.0 + 0.5) / 10.0);
-}
-
-static json_t *host_json(const struct platform_host_memory *hm)
-{
-	json_t *h = json_pack("{s:o, s:o, s:o}", "total", vmc_json_u64(hm->total), "free",
-			      vmc_json_u64(hm->free), "available", vmc_json_u64(hm->available));
-	if (hm->has_compressor) {
-		json_object_set_new(h, "compressor_used", vmc_json_u64(hm->compressor_used));
-		json_object_set_new(h, "compressor_stored", vmc_json_u64(hm->compressor_stored));
-	}
-	return h;
 }
 
 static json_t *vm_json(pid_t pid)
@@ -198,9 +189,10 @@ static json_t *vm_json(pid_t pid)
 /* /proc/meminfo of the guest through limactl shell: works with or without the agent. */
 static json_t *guest_json(const struct memtest *m)
 {
-	const char *args[] = {"shell", m->inst.name, "cat", "/proc/meminfo", NULL};
-	struct limactl_result r;
-	if (limactl_run(args, 60000, &cli_stop, &r) != 0)
+	const char *argv[] = {"limactl", "shell", m->inst.name, "cat", "/proc/meminfo", NULL};
+	struct process_result r;
+	if (process_run(argv, &(struct process_options){.timeout_ms = 60000, .stop = &cli_stop},
+			&r) != 0)
 		return json_null();
 	struct vmc_meminfo mi;
 	json_t *g = json_null();
@@ -211,7 +203,7 @@ static json_t *guest_json(const struct memtest *m)
 			      vmc_json_u64(mi.shmem));
 	else
 		debug("guest meminfo: exit %d: %s", r.exit_code, r.err);
-	limactl_result_free(&r);
+	process_result_free(&r);
 	return g;
 }
 
@@ -220,7 +212,7 @@ static json_t *reading(struct memtest *m, bool guest)
 {
 	timeline_sample_now(&m->tl, m->vp.pid, NULL);
 	struct platform_host_memory hm;
-	json_t *host = platform_host_memory(&hm) == 0 ? host_json(&hm) : json_null();
+	json_t *host = platform_host_memory(&hm) == 0 ? measure_host_json(&hm) : json_null();
 	json_t *r = json_pack("{s:o, s:o, s:o}", "t", seconds_json(elapsed(m)), "host", host, "vm",
 			      vm_json(m->vp.pid));
 	if (guest)
@@ -230,7 +222,7 @@ static json_t *reading(struct memtest *m, bool guest)
 
 static json_t *phase_begin(struct memtest *m, const char *name, const char *label)
 {
-	timeline_phase_begin(&m->tl, name, label, platform_now());
+	timeline_phase_begin(&m->tl, name, label, vmc_monotonic_s());
 	progress_phase(&m->prog, name);
 	json_t *p = json_pack("{s:s, s:o}", "name", name, "start", seconds_json(elapsed(m)));
 	json_array_append_new(m->phases, p);
@@ -362,12 +354,13 @@ static int trim_with_drop_caches(struct memtest *m, json_t *p, const char *why)
 	const char *script =
 	    "sync; if [ \"$(id -u)\" = 0 ]; then echo 3 >/proc/sys/vm/drop_caches; "
 	    "else sudo -n sh -c 'echo 3 >/proc/sys/vm/drop_caches'; fi";
-	const char *args[] = {"shell", m->inst.name, "sh", "-c", script, NULL};
-	struct limactl_result r;
-	int rc = limactl_run(args, 120000, &cli_stop, &r);
+	const char *argv[] = {"limactl", "shell", m->inst.name, "sh", "-c", script, NULL};
+	struct process_result r;
+	int rc =
+	    process_run(argv, &(struct process_options){.timeout_ms = 120000, .stop = &cli_stop}, &r);
 	bool ok = rc == 0 && r.exit_code == 0;
 	if (rc == 0)
-		limactl_result_free(&r);
+		process_result_free(&r);
 	warn("vmcost-agent not reachable (%s): trimmed with drop_caches through limactl shell "
 	     "instead",
 	     why);
@@ -404,11 +397,11 @@ static int trim_with_agent(struct memtest *m, json_t *p, char *err, size_t errsi
  */
 static double settle_footprint(struct memtest *m)
 {
-	double start = platform_now(), best_at = start;
+	double start = vmc_monotonic_s(), best_at = start;
 	uint64_t best = UINT64_MAX;
 	while (!cli_stop) {
 		struct platform_proc_sample ps;
-		double t = platform_now();
+		double t = vmc_monotonic_s();
 		if (platform_proc_sample(m->vp.pid, &ps) != 0)
 			break;
 		if (ps.footprint + 16 * VMC_MIB < best || best == UINT64_MAX) {
@@ -423,7 +416,7 @@ static double settle_footprint(struct memtest *m)
 			break;
 		sleep(1);
 	}
-	return platform_now() - start;
+	return vmc_monotonic_s() - start;
 }
 
 static int run_trim(struct memtest *m, char *err, size_t errsize)
@@ -546,11 +539,11 @@ static json_t *steady_reading(struct memtest *m)
 
 static int wait_gone(const struct memtest *m, double timeout_s)
 {
-	double start = platform_now();
+	double start = vmc_monotonic_s();
 	/* A zombie is alive to kill(2) but holds no memory: gone once it cannot be sampled. */
 	struct platform_proc_sample ps;
 	while (platform_pid_alive(m->vp.pid) && platform_proc_sample(m->vp.pid, &ps) == 0) {
-		if (platform_now() - start > timeout_s)
+		if (vmc_monotonic_s() - start > timeout_s)
 			return -1;
 		usleep(200 * 1000);
 	}
@@ -565,25 +558,25 @@ static int wait_gone(const struct memtest *m, double timeout_s)
  */
 static double settle_free(struct memtest *m, double drift_per_s)
 {
-	double start = platform_now(), last_t = start;
+	double start = vmc_monotonic_s(), last_t = start;
 	double allowed = (drift_per_s > 0 ? drift_per_s : -drift_per_s) + 8.0 * VMC_MIB;
 	uint64_t last = 0;
 	struct platform_host_memory hm;
 	if (platform_host_memory(&hm) == 0)
 		last = hm.free;
 	progress_note(&m->prog, "letting host memory settle");
-	while (platform_now() - start < m->o.settle_max && !cli_stop) {
+	while (vmc_monotonic_s() - start < m->o.settle_max && !cli_stop) {
 		usleep(1000 * 1000);
 		if (platform_host_memory(&hm) != 0)
 			break;
-		double t = platform_now();
+		double t = vmc_monotonic_s();
 		double rate = ((double)hm.free - (double)last) / (t - last_t);
 		last = hm.free;
 		last_t = t;
 		if (rate <= allowed)
 			break;
 	}
-	return platform_now() - start;
+	return vmc_monotonic_s() - start;
 }
 
 /* Quiet time before the stop: how much host memory moves anyway (other processes). */
@@ -643,21 +636,21 @@ static void judge_noise(struct memtest *m, double gain, double drift, double foo
 
 static int limactl_stop(const struct memtest *m, char *err, size_t errsize)
 {
-	const char *args[] = {"stop", m->inst.name, NULL};
-	struct limactl_result r;
-	if (limactl_run(args, 400000, NULL, &r) != 0) {
+	const char *argv[] = {"limactl", "stop", m->inst.name, NULL};
+	struct process_result r;
+	if (process_run(argv, &(struct process_options){.timeout_ms = 400000}, &r) != 0) {
 		errorf(err, errsize, "cannot run limactl:");
 		return VMC_EXIT_FAILURE;
 	}
 	int rc = VMC_EXIT_OK;
 	if (r.exit_code != 0) {
 		char last[300];
-		limactl_last_line(r.err, last, sizeof last);
+		process_last_line(r.err, last, sizeof last);
 		snprintf(err, errsize, "limactl stop %s failed (exit %d): %s", m->inst.name,
 			 r.exit_code, last);
 		rc = VMC_EXIT_FAILURE;
 	}
-	limactl_result_free(&r);
+	process_result_free(&r);
 	if (rc == VMC_EXIT_OK && wait_gone(m, 120) != 0) {
 		snprintf(err, errsize, "limactl stop %s returned but pid %d still runs",
 			 m->inst.name, (int)m->vp.pid);
@@ -680,11 +673,11 @@ static int run_stop(struct memtest *m, char *err, size_t errsize)
 		json_object_set_new(m->result, "peak_footprint", json_integer((json_int_t)peak));
 	json_object_set_new(p, "before", before);
 	progress_note(&m->prog, "limactl stop");
-	double t0 = platform_now();
+	double t0 = vmc_monotonic_s();
 	int rc = limactl_stop(m, err, errsize);
 	if (rc != VMC_EXIT_OK)
 		return rc;
-	double stop_s = platform_now() - t0;
+	double stop_s = vmc_monotonic_s() - t0;
 	double gone = timeline_vm_gone_at(&m->tl, t0 - m->tl.t0);
 	m->stop_t = gone >= 0 ? gone : elapsed(m);
 	m->has_stop = true;
@@ -727,24 +720,24 @@ static int run_restart(struct memtest *m, char *err, size_t errsize)
 {
 	json_t *p = phase_begin(m, "restart", "limactl start");
 	progress_note(&m->prog, "limactl start");
-	double t0 = platform_now();
-	const char *args[] = {"start", m->inst.name, NULL};
-	struct limactl_result r;
-	if (limactl_run(args, 900000, NULL, &r) != 0) {
+	double t0 = vmc_monotonic_s();
+	const char *argv[] = {"limactl", "start", m->inst.name, NULL};
+	struct process_result r;
+	if (process_run(argv, &(struct process_options){.timeout_ms = 900000}, &r) != 0) {
 		errorf(err, errsize, "cannot run limactl:");
 		return VMC_EXIT_FAILURE;
 	}
 	int code = r.exit_code;
 	char last[300];
-	limactl_last_line(r.err, last, sizeof last);
-	limactl_result_free(&r);
+	process_last_line(r.err, last, sizeof last);
+	process_result_free(&r);
 	if (code != 0) {
 		snprintf(err, errsize, "limactl start %s failed (exit %d): %s", m->inst.name, code,
 			 last);
 		return VMC_EXIT_FAILURE;
 	}
-	json_object_set_new(p, "seconds", seconds_json(platform_now() - t0));
-	set_note(p, "limactl start took %.0f s", platform_now() - t0);
+	json_object_set_new(p, "seconds", seconds_json(vmc_monotonic_s() - t0));
+	set_note(p, "limactl start took %.0f s", vmc_monotonic_s() - t0);
 	phase_end(m, p, NULL);
 	return VMC_EXIT_OK;
 }
@@ -776,14 +769,8 @@ static int confirm_stop(const struct memtest *m)
 
 static void guest_cmdline(const struct memtest *m, char *buf, size_t size)
 {
-	const char *args[] = {"shell", m->inst.name, "cat", "/proc/cmdline", NULL};
-	struct limactl_result r;
-	buf[0] = '\0';
-	if (limactl_run(args, 60000, NULL, &r) != 0)
-		return;
-	if (r.exit_code == 0)
-		snprintf(buf, size, "%.*s", (int)strcspn(r.out, "\n"), r.out);
-	limactl_result_free(&r);
+	const char *argv[] = {"limactl", "shell", m->inst.name, "cat", "/proc/cmdline", NULL};
+	process_first_line(argv, 60000, buf, size);
 }
 
 static int choose_defaults(struct memtest *m)
@@ -858,7 +845,7 @@ static void build_header(struct memtest *m)
 {
 	char when[32], lv[160], cmdline[1024], line[512];
 	results_iso_time(m->started, when, sizeof when);
-	limactl_version_line(lv, sizeof lv);
+	lima_limactl_version(lv, sizeof lv);
 	guest_cmdline(m, cmdline, sizeof cmdline);
 	json_t *machine = results_machine();
 	results_machine_line(machine, line, sizeof line);
@@ -1034,7 +1021,7 @@ static int run(struct memtest *m)
 	cli_catch_signals();
 	docker_set_abort_check(cli_stop_requested);
 	m->started = time(NULL);
-	timeline_init(&m->tl, platform_now());
+	timeline_init(&m->tl, vmc_monotonic_s());
 	progress_init(&m->prog, stderr, isatty(STDERR_FILENO), "memtest", m->tl.t0);
 	build_header(m);
 	m->sampler = (struct tl_sampler){.tl = &m->tl,

@@ -94,7 +94,7 @@ out:
 
 int timeline_sample_now(struct timeline *tl, pid_t pid, struct tl_sample *out)
 {
-	struct tl_sample s = {.t = platform_now() - tl->t0};
+	struct tl_sample s = {.t = vmc_monotonic_s() - tl->t0};
 	struct platform_proc_sample ps;
 	if (pid > 0 && platform_proc_sample(pid, &ps) == 0) {
 		s.has_vm = true;

@@ -40,7 +40,7 @@ struct timeline {
 	size_t n, cap;
 	struct tl_phase phases[TL_MAX_PHASES];
 	size_t nphases;
-	double t0; /* platform_now() at the start */
+	double t0; /* vmc_monotonic_s() at the start */
 };
 
 void timeline_init(struct timeline *tl, double t0);

@@ -49,8 +49,6 @@ int platform_proc_path(pid_t pid, char *buf, size_t size);
 int platform_vz_helpers(pid_t *pids, size_t max, size_t *n);
 /* responsibility_get_pid_responsible_for_pid via dlsym; -1 when unknown/unavailable. */
 pid_t platform_responsible_pid(pid_t pid);
-/* Monotonic clock in seconds. */
-double platform_now(void);
 
 /* ---- extensions (additive) ---------------------------------------------------------------- */
 

@@ -6,6 +6,7 @@
  */
 #include "platform/platform.h"
 
+#include "clock.h"
 #include "meminfo.h"
 #include "procfs.h"
 #include "procpid.h"
@@ -26,13 +27,6 @@ const char *platform_os_name(void)
 	return "linux";
 }
 
-double platform_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* A process that vanished between two reads is "no such process", whatever file failed. */
 static int proc_errno(void)
 {
@@ -48,7 +42,7 @@ int platform_proc_sample(pid_t pid, struct platform_proc_sample *out)
 	struct vmc_proc_status st;
 	struct vmc_proc_stat ps;
 	struct vmc_proc_io io;
-	out->taken_at = platform_now();
+	out->taken_at = vmc_monotonic_s();
 	if (vmc_proc_status_read(pid, &st) < 0 || vmc_proc_stat_read(pid, &ps) < 0) {
 		errno = proc_errno();
 		return -1;

@@ -2,11 +2,12 @@
 /*
  * memtest and load without a VM: pgbench output (recorded from pgbench 15), the fill script run
  * on this machine in a temp dir, the report rendered from recorded lab documents, results file
- * naming, limactl_run against a fake limactl, and the commands' exit codes on fake instances.
+ * naming, limactl --version through a fake limactl, and the commands' exit codes on fake
+ * instances.
  */
 #include "check.h"
 #include "commands/commands.h"
-#include "clients/limactl_run.h"
+#include "clients/lima.h"
 #include "log.h"
 #include "measure/memtest_report.h"
 #include "measure/results.h"
@@ -291,7 +292,7 @@ TEST(machine_description)
 	json_decref(m);
 }
 
-/* ---- limactl_run and the commands, with a fake limactl on PATH ----------------------------------
+/* ---- limactl and the commands, with a fake limactl on PATH ----------------------------------
  */
 
 static char fake_bin[64];
@@ -306,56 +307,14 @@ static void fake_limactl(const char *body)
 	CHECK_INT(write_file(path, script, 0755), 0);
 }
 
-TEST(limactl_run_captures_output_and_status)
-{
-	fake_limactl("echo \"out $*\"; echo 'level=fatal msg=\"boom\"' >&2; exit 3");
-	const char *args[] = {"shell", "dev", "cat", "/proc/meminfo", NULL};
-	struct limactl_result r;
-	CHECK_INT(limactl_run(args, 5000, NULL, &r), 0);
-	CHECK_INT(r.exit_code, 3);
-	CHECK_STR(r.out, "out shell dev cat /proc/meminfo\n");
-	char last[128];
-	limactl_last_line(r.err, last, sizeof last);
-	CHECK_STR(last, "level=fatal msg=\"boom\"");
-	CHECK(!r.timed_out && !r.interrupted);
-	limactl_result_free(&r);
-}
-
-TEST(limactl_run_timeout_kills_the_whole_group)
-{
-	/* A grandchild holding the pipes open must not keep us waiting. */
-	fake_limactl("sleep 30 & sleep 30");
-	const char *args[] = {"shell", "dev", NULL};
-	struct limactl_result r;
-	struct timespec a, b;
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	CHECK_INT(limactl_run(args, 300, NULL, &r), 0);
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	CHECK(r.timed_out);
-	CHECK_INT(r.exit_code, 128 + SIGTERM);
-	CHECK(b.tv_sec - a.tv_sec < 5);
-	limactl_result_free(&r);
-}
-
-TEST(limactl_run_stop_flag_interrupts)
-{
-	fake_limactl("sleep 30");
-	volatile sig_atomic_t stop = 1;
-	const char *args[] = {"shell", "dev", NULL};
-	struct limactl_result r;
-	CHECK_INT(limactl_run(args, 0, &stop, &r), 0);
-	CHECK(r.interrupted);
-	limactl_result_free(&r);
-}
-
 TEST(version_line_of_limactl)
 {
 	fake_limactl("[ \"$1\" = --version ] && echo 'limactl version 2.2.0' && exit 0; exit 1");
 	char v[64];
-	limactl_version_line(v, sizeof v);
+	lima_limactl_version(v, sizeof v);
 	CHECK_STR(v, "limactl version 2.2.0");
 	fake_limactl("exit 1");
-	limactl_version_line(v, sizeof v);
+	lima_limactl_version(v, sizeof v);
 	CHECK_STR(v, "limactl version unknown");
 }
 
@@ -466,9 +425,6 @@ int main(void)
 	RUN(doc_paths);
 	RUN(results_names_and_atomic_write);
 	RUN(machine_description);
-	RUN(limactl_run_captures_output_and_status);
-	RUN(limactl_run_timeout_kills_the_whole_group);
-	RUN(limactl_run_stop_flag_interrupts);
 	RUN(version_line_of_limactl);
 	RUN(memtest_exit_codes);
 	RUN(load_exit_codes);
