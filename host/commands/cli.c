@@ -54,17 +54,6 @@ static bool is_option(const char *arg, const char *name)
 	return strncmp(arg, name, len) == 0 && (arg[len] == '\0' || arg[len] == '=');
 }
 
-static bool match_switch(const struct cli_spec *spec, const char *arg, struct cli_opts *o)
-{
-	for (unsigned i = 0; spec->switches && spec->switches[i]; i++) {
-		if (strcmp(arg, spec->switches[i]) == 0) {
-			o->switches |= 1u << i;
-			return true;
-		}
-	}
-	return false;
-}
-
 static int usage_error(const struct cli_spec *spec, struct cli_opts *o, const char *what)
 {
 	usage_line(stderr, spec);
@@ -175,8 +164,6 @@ int cli_parse(const struct cli_spec *spec, int argc, char **argv, struct cli_opt
 					      v ? v : "");
 					return usage_error(spec, o, what);
 				}
-			} else if (match_switch(spec, a, o)) {
-				/* recorded in o->switches */
 			} else if ((opt = find_option(spec, a))) {
 				const char *v = "";
 				if (opt->kind != CLI_FLAG) {

@@ -56,8 +56,6 @@ struct cli_spec {
 	const char *help;     /* what it does, its arguments, an example (printed by --help) */
 	unsigned flags;
 	int min_args, max_args;
-	/* Extra on/off options of this command ("--direct"), NULL-terminated; may be NULL. */
-	const char *const *switches;
 	const struct cli_option *options; /* the command's own, ended by {0}; may be NULL */
 };
 
@@ -67,7 +65,6 @@ struct cli_opts {
 	double watch; /* --watch seconds, 0 if not given */
 	int nargs;
 	char *args[8];
-	unsigned switches; /* bit i: spec->switches[i] was given */
 };
 
 /* Returned by cli_parse when the command should go on. */

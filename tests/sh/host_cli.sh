@@ -50,7 +50,7 @@ expect "vmcost with no command" 2 "$vmcost"
 expect "unknown command" 2 "$vmcost" frobnicate
 has "unknown command says how to get help" "$tmp/err" "vmcost --help"
 expect "vmcost --help" 0 "$vmcost" --help
-commands="list footprint idle disk wakeups doctor trim balloon env memtest load"
+commands="list footprint idle disk wakeups doctor trim balloon env memtest load autostop"
 for c in $commands; do
 	has "--help lists $c" "$tmp/out" "  $c "
 done
@@ -83,6 +83,8 @@ json_usage_error "memtest with two names" memtest dev other
 json_usage_error "load --clients 0" load dev --clients 0
 json_usage_error "load --interval longer than --idle" load dev --idle 10 --interval 20
 json_usage_error "load --duration that is no duration" load dev --duration soon
+json_usage_error "autostop --idle that is no duration" autostop dev --idle soon
+json_usage_error "env --direct=yes" env dev --direct=yes
 
 expect "list with no instances" 0 "$vmcost" list
 has "list says where it looked" "$tmp/out" "No instances in $LIMA_HOME"
