@@ -14,7 +14,7 @@
 #include "measure/measure.h"
 #include "message.h"
 #include "platform/platform.h"
-#include "commands/progress.h"
+#include "measure/progress.h"
 #include "measure/results.h"
 #include "stats.h"
 #include "units.h"

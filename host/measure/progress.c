@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "commands/progress.h"
+#include "measure/progress.h"
 
 #include "clock.h"
 #include "platform/platform.h"
