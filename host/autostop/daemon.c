@@ -1,21 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "autostop/daemon.h"
 
-#include "jsonutil.h"
-#include "clients/process.h"
-#include "log.h"
-#include "platform/platform.h"
 #include "autostop/probe.h"
 #include "autostop/relay.h"
 #include "autostop/state.h"
+#include "clients/process.h"
+#include "jsonutil.h"
+#include "log.h"
 #include "message.h"
+#include "platform/platform.h"
 #include "units.h"
 
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

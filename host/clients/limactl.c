@@ -242,8 +242,7 @@ static void limactl_instance_error(const char *stderr_text, const char *name, ch
 	dst[len] = '\0';
 }
 
-int limactl_list(const char *name, struct lima_instance **out, size_t *n, char *err,
-		 size_t errsize)
+int limactl_list(const char *name, struct lima_instance **out, size_t *n, char *err, size_t errsize)
 {
 	/*
 	 * --format '{{json .}}' is what --json means to limactl, minus the yq pass that --json
@@ -256,14 +255,17 @@ int limactl_list(const char *name, struct lima_instance **out, size_t *n, char *
 	/* Told its stdout is a terminal, limactl would open editors and colour its output. */
 	static const char *const unset[] = {"_LIMA_OUTPUT_IS_TTY", NULL};
 	struct process_result res;
-	if (process_run(argv, &(struct process_options){.timeout_ms = LIMACTL_TIMEOUT_MS, .unset_env = unset},
-			&res) < 0) {
+	if (process_run(
+		argv,
+		&(struct process_options){.timeout_ms = LIMACTL_TIMEOUT_MS, .unset_env = unset},
+		&res) < 0) {
 		errorf(err, errsize, "cannot run limactl:");
 		return VMC_EXIT_FAILURE;
 	}
 	int rc;
 	if (res.truncated) {
-		textf(err, errsize, "limactl list --json printed more than %zu MiB: not Lima's output",
+		textf(err, errsize,
+		      "limactl list --json printed more than %zu MiB: not Lima's output",
 		      PROCESS_MAX_OUTPUT >> 20);
 		rc = VMC_EXIT_MALFORMED;
 	} else if (res.timed_out) {

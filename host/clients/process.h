@@ -14,10 +14,10 @@
 
 /* Every field may be left zero. */
 struct process_options {
-	long timeout_ms;		/* 0: no limit */
-	volatile sig_atomic_t *stop;	/* when it becomes non-zero the child is terminated */
-	const char *const *unset_env;	/* variables removed from the child's environment */
-	size_t max_output;		/* bytes kept per stream; 0: PROCESS_MAX_OUTPUT */
+	long timeout_ms;	      /* 0: no limit */
+	volatile sig_atomic_t *stop;  /* when it becomes non-zero the child is terminated */
+	const char *const *unset_env; /* variables removed from the child's environment */
+	size_t max_output;	      /* bytes kept per stream; 0: PROCESS_MAX_OUTPUT */
 };
 
 /* limactl's JSON for dozens of instances is a few hundred KiB; more is not limactl talking. */

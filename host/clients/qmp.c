@@ -8,13 +8,13 @@
 #include "message.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 /* macOS has no MSG_NOSIGNAL; vmcost ignores SIGPIPE in main() for the same effect. */
@@ -179,7 +179,8 @@ int qmp_open(struct qmp *q, const char *socket_path, long timeout_ms, char *err,
 			return VMC_EXIT_PERMISSION;
 		}
 		errno = e;
-		errorf(err, errsize, "cannot connect to QEMU's QMP socket %s (is the instance running?):",
+		errorf(err, errsize,
+		       "cannot connect to QEMU's QMP socket %s (is the instance running?):",
 		       socket_path);
 		return e == ENOENT ? VMC_EXIT_STOPPED : VMC_EXIT_FAILURE;
 	}

@@ -4,8 +4,8 @@
 #include "clock.h"
 #include "jsonutil.h"
 #include "log.h"
-#include "platform/platform.h"
 #include "message.h"
+#include "platform/platform.h"
 #include "units.h"
 
 #include <errno.h>
@@ -101,14 +101,16 @@ static int set_option(const struct cli_option *opt, const char *v, char *what, s
 		errno = 0;
 		count = strtol(v, &end, 10);
 		if (*v == '\0' || *end || errno || count <= 0 || count > 100000) {
-			textf(what, size, "%s needs a positive whole number, not \"%s\"", opt->name, v);
+			textf(what, size, "%s needs a positive whole number, not \"%s\"", opt->name,
+			      v);
 			return -1;
 		}
 		*opt->count = (int)count;
 		return 0;
 	case CLI_SECONDS:
 		if (cli_duration(v, opt->seconds) != 0) {
-			textf(what, size, "%s needs a duration (\"40\", \"40s\", \"2m\"), not \"%s\"",
+			textf(what, size,
+			      "%s needs a duration (\"40\", \"40s\", \"2m\"), not \"%s\"",
 			      opt->name, v);
 			return -1;
 		}
@@ -169,7 +171,8 @@ int cli_parse(const struct cli_spec *spec, int argc, char **argv, struct cli_opt
 				if (opt->kind != CLI_FLAG) {
 					v = option_value(argc, argv, &i, opt->name);
 					if (!v) {
-						textf(what, sizeof what, "%s needs a value", opt->name);
+						textf(what, sizeof what, "%s needs a value",
+						      opt->name);
 						return usage_error(spec, o, what);
 					}
 				} else if (a[strlen(opt->name)] == '=') {

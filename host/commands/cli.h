@@ -75,9 +75,8 @@ int cli_parse(const struct cli_spec *spec, int argc, char **argv, struct cli_opt
 
 /* A usage error found after cli_parse (a value that does not fit the others): the usage line
  * on stderr, then cli_fail with VMC_EXIT_USAGE. Returns VMC_EXIT_USAGE. */
-__attribute__((format(printf, 3, 4))) int cli_usage_error(const struct cli_spec *spec,
-							  const struct cli_opts *o,
-							  const char *fmt, ...);
+__attribute__((format(printf, 3, 4))) int
+cli_usage_error(const struct cli_spec *spec, const struct cli_opts *o, const char *fmt, ...);
 
 /*
  * Reports an error and returns code: "vmcost: error: MSG" on stderr and, with --json, also

@@ -6,10 +6,10 @@
  */
 #include "autostop/daemon.h"
 #include "autostop/status.h"
+#include "clients/lima.h"
 #include "commands/cli.h"
 #include "commands/commands.h"
 #include "jsonutil.h"
-#include "clients/lima.h"
 #include "log.h"
 #include "message.h"
 #include "platform/platform.h"
@@ -29,25 +29,26 @@ static const struct cli_spec autostop_spec = {
     .name = "autostop",
     .synopsis = "NAME [--idle DURATION] [--listen PATH] [--start-timeout DURATION]\n"
 		"                            [--status] [--json]",
-    .help = "Serves a Docker socket for instance NAME that starts the VM on the first API call and\n"
-	    "stops it once, for a whole idle period, no client was connected and Docker reported no\n"
-	    "running container. Every connection is relayed byte for byte to NAME's sock/docker.sock\n"
-	    "(attach, exec -it, logs -f, events and BuildKit work); a client that arrives while the\n"
-	    "VM is stopped is held while `limactl start NAME` runs, until Docker answers /_ping.\n"
-	    "It never stops an instance it did not see running and healthy, and never during a start.\n"
-	    "Runs in the foreground and prints one line per decision; SIGTERM closes the socket and\n"
-	    "leaves the VM as it is. Point clients at it with:  eval \"$(vmcost env NAME)\"\n\n"
-	    "  --idle DURATION           idle period before a stop (default 5m; 30s, 1h...)\n"
-	    "  --listen PATH             the socket clients use (default\n"
-	    "                            $LIMA_HOME/NAME/sock/docker-autostop.sock)\n"
-	    "  --start-timeout DURATION  how long held clients wait for a start (default 10m)\n"
-	    "  --status                  ask the running daemon instead: state, idle time, last start\n"
-	    "                            duration, RAM the last stop gave back (the other options are\n"
-	    "                            ignored)\n"
-	    "  --json                    decisions (or the status) as JSON\n\n"
-	    "Socket activation: started by systemd (.socket) or launchd (Sockets: Listener), it\n"
-	    "takes the socket it is given instead of making one.\n\n"
-	    "Example: vmcost autostop dev --idle 10m\n",
+    .help =
+	"Serves a Docker socket for instance NAME that starts the VM on the first API call and\n"
+	"stops it once, for a whole idle period, no client was connected and Docker reported no\n"
+	"running container. Every connection is relayed byte for byte to NAME's sock/docker.sock\n"
+	"(attach, exec -it, logs -f, events and BuildKit work); a client that arrives while the\n"
+	"VM is stopped is held while `limactl start NAME` runs, until Docker answers /_ping.\n"
+	"It never stops an instance it did not see running and healthy, and never during a start.\n"
+	"Runs in the foreground and prints one line per decision; SIGTERM closes the socket and\n"
+	"leaves the VM as it is. Point clients at it with:  eval \"$(vmcost env NAME)\"\n\n"
+	"  --idle DURATION           idle period before a stop (default 5m; 30s, 1h...)\n"
+	"  --listen PATH             the socket clients use (default\n"
+	"                            $LIMA_HOME/NAME/sock/docker-autostop.sock)\n"
+	"  --start-timeout DURATION  how long held clients wait for a start (default 10m)\n"
+	"  --status                  ask the running daemon instead: state, idle time, last start\n"
+	"                            duration, RAM the last stop gave back (the other options are\n"
+	"                            ignored)\n"
+	"  --json                    decisions (or the status) as JSON\n\n"
+	"Socket activation: started by systemd (.socket) or launchd (Sockets: Listener), it\n"
+	"takes the socket it is given instead of making one.\n\n"
+	"Example: vmcost autostop dev --idle 10m\n",
     .min_args = 1,
     .max_args = 1,
 };

@@ -5,6 +5,7 @@
  * ha.stderr.log (Lima's hostagent log, DEBUG level, never rotated: docs/lima.md#host-side-logs).
  */
 #include "clients/agent_client.h"
+#include "clients/process.h"
 #include "clock.h"
 #include "commands/cli.h"
 #include "commands/commands.h"
@@ -12,7 +13,6 @@
 #include "jsonutil.h"
 #include "log.h"
 #include "measure/measure.h"
-#include "clients/process.h"
 #include "message.h"
 #include "units.h"
 
@@ -83,8 +83,8 @@ static int disks_from_shell(const struct lima_instance *inst, struct vmc_disksta
 {
 	const char *argv[] = {"limactl", "shell", inst->name, "cat", "/proc/diskstats", NULL};
 	struct process_result res;
-	if (process_run(argv, &(struct process_options){.timeout_ms = GUEST_READ_TIMEOUT_MS}, &res) <
-	    0) {
+	if (process_run(argv, &(struct process_options){.timeout_ms = GUEST_READ_TIMEOUT_MS},
+			&res) < 0) {
 		textf(err, errsize, "limactl is not on PATH, and the agent reports no disks");
 		return -1;
 	}

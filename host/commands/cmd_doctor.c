@@ -5,12 +5,12 @@
  * path lengths.
  */
 #include "clients/agent_client.h"
+#include "clients/process.h"
 #include "color.h"
 #include "commands/cli.h"
 #include "commands/commands.h"
 #include "jsonutil.h"
 #include "log.h"
-#include "clients/process.h"
 #include "message.h"
 #include "units.h"
 
@@ -265,8 +265,8 @@ static void print_check(const char *status, const char *title, const char *obser
 			const char *why, const char *fix)
 {
 	bool color = vmc_use_color(stdout);
-	printf("%s%-4s%s  %s: %s\n", vmc_status_color(status, color), status, vmc_color_reset(color),
-	       title, observed ? observed : "");
+	printf("%s%-4s%s  %s: %s\n", vmc_status_color(status, color), status,
+	       vmc_color_reset(color), title, observed ? observed : "");
 	if (strcmp(status, "ok") != 0 && strcmp(status, "n/a") != 0) {
 		if (why && *why)
 			printf("      why: %s\n", why);

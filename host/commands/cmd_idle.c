@@ -4,15 +4,15 @@
  * min/median/max (the median shrugs off one wake-up burst), plus wakeups where the OS counts
  * them (macOS) or context switches of every VM thread (Linux).
  */
-#include "commands/cli.h"
 #include "clock.h"
+#include "commands/cli.h"
 #include "commands/commands.h"
+#include "commands/table.h"
 #include "jsonutil.h"
 #include "log.h"
 #include "measure/measure.h"
-#include "stats.h"
-#include "commands/table.h"
 #include "message.h"
+#include "stats.h"
 #include "units.h"
 
 #include <errno.h>
@@ -264,7 +264,8 @@ static int sample_loop(const struct cli_opts *o, const struct vmproc *vp, struct
 	for (size_t i = 0; i < run->planned; i++) {
 		double due = start + (double)(i + 1) * run->interval;
 		cli_progress("interval %zu/%zu, %.0f s left", i + 1, run->planned,
-			     due + (double)(run->planned - i - 1) * run->interval - vmc_monotonic_s());
+			     due + (double)(run->planned - i - 1) * run->interval -
+				 vmc_monotonic_s());
 		/* Sleep to a fixed schedule so sampling overhead does not stretch the run. */
 		if (!cli_sleep(due - vmc_monotonic_s()))
 			return VMC_EXIT_INTERRUPTED;

@@ -5,21 +5,21 @@
  * 60 s and 1 client x 20 s (tps, mean latency) in a postgres container through the Docker Engine
  * API, then the idle host CPU of the VM process with the container still running.
  */
-#include "commands/cli.h"
+#include "clients/lima.h"
 #include "clock.h"
+#include "commands/cli.h"
 #include "commands/commands.h"
 #include "jsonutil.h"
-#include "clients/lima.h"
 #include "log.h"
 #include "measure/measure.h"
-#include "message.h"
-#include "platform/platform.h"
 #include "measure/progress.h"
 #include "measure/results.h"
+#include "measure/workload.h"
+#include "message.h"
+#include "platform/platform.h"
+#include "platform/vmproc.h"
 #include "stats.h"
 #include "units.h"
-#include "platform/vmproc.h"
-#include "measure/workload.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -42,20 +42,21 @@ static const struct cli_spec load_spec = {
 		"                   [--duration SECONDS] [--single-duration SECONDS]\n"
 		"                   [--idle SECONDS] [--interval SECONDS] [--keep] [--json]\n"
 		"                   [--results DIR|none] [--pid PID]",
-    .help = "The published load table through the instance's docker.sock: pgbench -i -s N, then\n"
-	    "N clients x S s and 1 client x S s (tps, mean latency), then the idle CPU of the\n"
-	    "VM process with the postgres container still running.\n"
-	    "\n"
-	    "  --image            postgres image (default " PG_DEFAULT_IMAGE "), pulled if missing\n"
-	    "                     unless --no-pull\n"
-	    "  --scale            pgbench -s (50)\n"
-	    "  --clients          clients of the first run (8); --duration its -T (60)\n"
-	    "  --single-duration  -T of the 1-client run (20)\n"
-	    "  --idle, --interval idle measurement with the container running (60 s in 10 s "
-	    "steps)\n"
-	    "  --keep             leave the container running afterwards (docker rm "
-	    "-f " PG_CONTAINER_NAME ")\n"
-	    "  --results          where the .md/.json go (default: the current directory)\n",
+    .help =
+	"The published load table through the instance's docker.sock: pgbench -i -s N, then\n"
+	"N clients x S s and 1 client x S s (tps, mean latency), then the idle CPU of the\n"
+	"VM process with the postgres container still running.\n"
+	"\n"
+	"  --image            postgres image (default " PG_DEFAULT_IMAGE "), pulled if missing\n"
+	"                     unless --no-pull\n"
+	"  --scale            pgbench -s (50)\n"
+	"  --clients          clients of the first run (8); --duration its -T (60)\n"
+	"  --single-duration  -T of the 1-client run (20)\n"
+	"  --idle, --interval idle measurement with the container running (60 s in 10 s "
+	"steps)\n"
+	"  --keep             leave the container running afterwards (docker rm "
+	"-f " PG_CONTAINER_NAME ")\n"
+	"  --results          where the .md/.json go (default: the current directory)\n",
     .flags = CLI_PID,
     .min_args = 1,
     .max_args = 1,
@@ -91,7 +92,8 @@ static int parse_args(int argc, char **argv, struct cli_opts *cli, struct load_o
 		return rc;
 	o->name = cli->args[0];
 	if (o->interval > o->idle)
-		return cli_usage_error(&spec, cli, "--interval (%.0f s) is longer than --idle (%.0f s)",
+		return cli_usage_error(&spec, cli,
+				       "--interval (%.0f s) is longer than --idle (%.0f s)",
 				       o->interval, o->idle);
 	return CLI_CONTINUE;
 }

@@ -6,11 +6,11 @@
  * measure what the host gains: footprint figures cannot show memory the host compressed or the
  * guest freed, the free memory gained at stop can.
  */
+#include "clock.h"
 #include "commands/cli.h"
 #include "commands/commands.h"
 #include "jsonutil.h"
 #include "log.h"
-#include "clock.h"
 #include "measure/memtest.h"
 #include "measure/memtest_report.h"
 #include "measure/pressure.h"
@@ -34,32 +34,34 @@ struct memtest_command {
 
 static const struct cli_spec memtest_spec = {
     .name = "memtest",
-    .synopsis = "NAME [--workload pgbench|fill] [--size SIZE] [--fill-dir DIR]\n"
-		"                      [--tmpfs DIR] [--image IMAGE] [--no-pull] [--scale N]\n"
-		"                      [--clients N] [--duration SECONDS] [--pressure SIZE|none]\n"
-		"                      [--hold SECONDS] [--canary SIZE] [--settle SECONDS]\n"
-		"                      [--restart] [--yes] [--json] [--results DIR|none] [--pid PID]",
-    .help = "The real RAM cost of a running Lima instance: baseline, workload, guest trim, host\n"
-	    "pressure, then `limactl stop NAME` and the host's free-memory gain. Stops the\n"
-	    "instance (asks first unless --yes); --restart starts it again afterwards.\n"
-	    "\n"
-	    "  --workload    pgbench (default when the instance has sock/docker.sock): postgres\n"
-	    "                through the Docker API, pgbench -i -s N then -c N -T S; fill: SIZE\n"
-	    "                written to a tmpfs and deleted, then SIZE of files read into page\n"
-	    "                cache, through limactl shell (default SIZE: half the VM's memory)\n"
-	    "  --fill-dir    guest directory for the page-cache files (default "
-	    "/var/tmp/vmcost-fill)\n"
-	    "  --tmpfs       guest tmpfs directory (default /dev/shm)\n"
-	    "  --image       postgres image (default " PG_DEFAULT_IMAGE "); --no-pull: fail if absent\n"
-	    "  --scale, --clients, --duration   pgbench -s (50), -c (8), -T (60)\n"
-	    "  --pressure    host memory to allocate and hold (default: a size that makes the\n"
-	    "                host reclaim, from its free/available memory); none skips it\n"
-	    "  --hold        seconds the pressure is held (40); --canary: MADV_FREE control (1G)\n"
-	    "  --settle      longest wait for memory to settle after trim and stop (30)\n"
-	    "  --results     where the .md/.json/.svg go (default: the current directory)\n"
-	    "\n"
-	    "Exit codes: 0 done, 4 instance stopped, 10 Docker failure, 11 pressure INCONCLUSIVE\n"
-	    "(its canary was never discarded), 130 interrupted (nothing left allocated).\n",
+    .synopsis =
+	"NAME [--workload pgbench|fill] [--size SIZE] [--fill-dir DIR]\n"
+	"                      [--tmpfs DIR] [--image IMAGE] [--no-pull] [--scale N]\n"
+	"                      [--clients N] [--duration SECONDS] [--pressure SIZE|none]\n"
+	"                      [--hold SECONDS] [--canary SIZE] [--settle SECONDS]\n"
+	"                      [--restart] [--yes] [--json] [--results DIR|none] [--pid PID]",
+    .help =
+	"The real RAM cost of a running Lima instance: baseline, workload, guest trim, host\n"
+	"pressure, then `limactl stop NAME` and the host's free-memory gain. Stops the\n"
+	"instance (asks first unless --yes); --restart starts it again afterwards.\n"
+	"\n"
+	"  --workload    pgbench (default when the instance has sock/docker.sock): postgres\n"
+	"                through the Docker API, pgbench -i -s N then -c N -T S; fill: SIZE\n"
+	"                written to a tmpfs and deleted, then SIZE of files read into page\n"
+	"                cache, through limactl shell (default SIZE: half the VM's memory)\n"
+	"  --fill-dir    guest directory for the page-cache files (default "
+	"/var/tmp/vmcost-fill)\n"
+	"  --tmpfs       guest tmpfs directory (default /dev/shm)\n"
+	"  --image       postgres image (default " PG_DEFAULT_IMAGE "); --no-pull: fail if absent\n"
+	"  --scale, --clients, --duration   pgbench -s (50), -c (8), -T (60)\n"
+	"  --pressure    host memory to allocate and hold (default: a size that makes the\n"
+	"                host reclaim, from its free/available memory); none skips it\n"
+	"  --hold        seconds the pressure is held (40); --canary: MADV_FREE control (1G)\n"
+	"  --settle      longest wait for memory to settle after trim and stop (30)\n"
+	"  --results     where the .md/.json/.svg go (default: the current directory)\n"
+	"\n"
+	"Exit codes: 0 done, 4 instance stopped, 10 Docker failure, 11 pressure INCONCLUSIVE\n"
+	"(its canary was never discarded), 130 interrupted (nothing left allocated).\n",
     .flags = CLI_PID,
     .min_args = 1,
     .max_args = 1,
@@ -116,11 +118,13 @@ static int parse_args(int argc, char **argv, struct memtest_command *c)
 				       workload);
 	if (o->size && o->workload == MEMTEST_PGBENCH)
 		return cli_usage_error(
-		    &spec, &c->cli, "--size is for --workload fill (pgbench sizes itself with --scale)");
+		    &spec, &c->cli,
+		    "--size is for --workload fill (pgbench sizes itself with --scale)");
 	return CLI_CONTINUE;
 }
 
-/* ---- before the run ---------------------------------------------------------------------------- */
+/* ---- before the run ----------------------------------------------------------------------------
+ */
 
 static int confirm_stop(const struct memtest_command *c)
 {
@@ -158,12 +162,12 @@ static int choose_defaults(struct memtest_command *c)
 		if (!o->size)
 			o->size = mem / 2;
 		if (o->size > mem / 4 * 3)
-			return cli_fail(&c->cli, VMC_EXIT_USAGE,
-					"--size %llu MiB is more than 3/4 of the VM's %llu MiB: the "
-					"guest would run out of memory; use at most %llu MiB",
-					(unsigned long long)(o->size >> 20),
-					(unsigned long long)(mem >> 20),
-					(unsigned long long)(mem / 4 * 3 >> 20));
+			return cli_fail(
+			    &c->cli, VMC_EXIT_USAGE,
+			    "--size %llu MiB is more than 3/4 of the VM's %llu MiB: the "
+			    "guest would run out of memory; use at most %llu MiB",
+			    (unsigned long long)(o->size >> 20), (unsigned long long)(mem >> 20),
+			    (unsigned long long)(mem / 4 * 3 >> 20));
 		m->fill = (struct fill_plan){
 		    .size = o->size, .dir = o->fill_dir, .tmpfs_dir = o->tmpfs_dir};
 	}
@@ -200,7 +204,8 @@ static int prepare(struct memtest_command *c, int argc, char **argv)
 	return rc == VMC_EXIT_OK ? CLI_CONTINUE : rc;
 }
 
-/* ---- the run ----------------------------------------------------------------------------------- */
+/* ---- the run -----------------------------------------------------------------------------------
+ */
 
 static void on_sample(const struct tl_sample *s, void *ctx)
 {

@@ -6,10 +6,10 @@
  * of those periods.
  */
 #include "clients/agent_client.h"
+#include "clients/guest.h"
 #include "clock.h"
 #include "commands/cli.h"
 #include "commands/commands.h"
-#include "clients/guest.h"
 #include "jsonutil.h"
 #include "log.h"
 #include "measure/measure.h"

@@ -7,17 +7,17 @@
 #include "clients/agent_client.h"
 #include "commands/cli.h"
 #include "commands/commands.h"
+#include "commands/table.h"
 #include "jsonutil.h"
 #include "log.h"
 #include "measure/measure.h"
-#include "commands/table.h"
 #include "message.h"
 #include "units.h"
 
 #include <string.h>
 
 #define WAKEUPS_DEFAULT_SECONDS 30.0
-#define WAKEUPS_MIN_SECONDS	0.1   /* the agent's own limits */
+#define WAKEUPS_MIN_SECONDS	0.1 /* the agent's own limits */
 #define WAKEUPS_MAX_SECONDS	300.0
 #define WAKEUPS_TOP		10
 

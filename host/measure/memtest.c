@@ -593,8 +593,9 @@ static json_t *settings_json(const struct memtest *m)
 	else
 		snprintf(text, sizeof text, "pgbench -s %d, %d clients x %.0f s (%s)", o->scale,
 			 o->clients, o->duration, o->image ? o->image : PG_DEFAULT_IMAGE);
-	json_t *s = json_pack("{s:s, s:s}", "workload", o->workload == MEMTEST_FILL ? "fill" : "pgbench",
-			      "workload_text", text);
+	json_t *s =
+	    json_pack("{s:s, s:s}", "workload", o->workload == MEMTEST_FILL ? "fill" : "pgbench",
+		      "workload_text", text);
 	if (o->workload == MEMTEST_FILL) {
 		json_object_set_new(s, "size", vmc_json_u64(o->size));
 	} else {

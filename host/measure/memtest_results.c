@@ -44,8 +44,7 @@ int memtest_write_results(struct memtest *m, const char *dir, char *err, size_t 
 	if (rc != VMC_EXIT_OK)
 		return rc;
 	char base[4096], md[4200], js[4200], svg[4200];
-	if (results_base(dir, "memtest", m->inst.name, m->started, base,
-			 sizeof base) != 0) {
+	if (results_base(dir, "memtest", m->inst.name, m->started, base, sizeof base) != 0) {
 		snprintf(err, errsize, "results path too long");
 		return VMC_EXIT_FAILURE;
 	}

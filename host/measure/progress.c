@@ -62,8 +62,8 @@ void progress_event(struct progress *p, const char *event, const char *fmt, ...)
 	pthread_mutex_lock(&p->lock);
 	if (p->tty) {
 		/* Events stay on screen: end the status line, print, redraw below. */
-		fprintf(p->out, "\r\033[K[%7.1f s] %s %s%s%s\n", vmc_monotonic_s() - p->t0, p->phase,
-			event, *kv ? ": " : "", kv);
+		fprintf(p->out, "\r\033[K[%7.1f s] %s %s%s%s\n", vmc_monotonic_s() - p->t0,
+			p->phase, event, *kv ? ": " : "", kv);
 		redraw(p);
 	} else {
 		fprintf(p->out, "%s: t=%.1f phase=%s event=%s%s%s\n", p->prog,

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "measure/results.h"
 
+#include "clients/process.h"
 #include "jsonutil.h"
 #include "log.h"
 #include "message.h"
 #include "platform/platform.h"
 #include "procfs.h"
-#include "clients/process.h"
 #include "units.h"
 
 #include <errno.h>

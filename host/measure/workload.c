@@ -2,9 +2,9 @@
 /* Workloads for memtest and load: fill (limactl shell) and pgbench (Docker Engine API). */
 #include "measure/workload.h"
 
+#include "clients/process.h"
 #include "clock.h"
 #include "jsonutil.h"
-#include "clients/process.h"
 #include "log.h"
 #include "message.h"
 #include "procfs.h"
@@ -95,15 +95,15 @@ int workload_fill(const struct lima_instance *inst, const struct fill_plan *plan
 	char mib[32];
 	uint64_t m = (plan->size + VMC_MIB - 1) / VMC_MIB;
 	snprintf(mib, sizeof mib, "%" PRIu64, m ? m : 1);
-	const char *argv[] = {"limactl",	"shell",	inst->name, "sh", "-c",
-			      workload_fill_script, "vmcost-fill", mib,	fill_tmpfs(plan),
-			      fill_dir(plan),	NULL};
+	const char *argv[] = {
+	    "limactl",	   "shell", inst->name,	      "sh",	      "-c", workload_fill_script,
+	    "vmcost-fill", mib,	    fill_tmpfs(plan), fill_dir(plan), NULL};
 	/* Generous: TCG writes about 200 MiB/s, a Mac several GiB/s. */
 	long timeout_ms = 600000 + (long)(m / 1024 + 1) * 120000;
 	double t0 = vmc_monotonic_s();
 	struct process_result r;
-	if (process_run(argv, &(struct process_options){.timeout_ms = timeout_ms, .stop = stop}, &r) !=
-	    0) {
+	if (process_run(argv, &(struct process_options){.timeout_ms = timeout_ms, .stop = stop},
+			&r) != 0) {
 		errorf(err, errsize, "cannot run limactl (is Lima installed and on PATH?):");
 		return VMC_EXIT_FAILURE;
 	}
@@ -123,8 +123,10 @@ int workload_fill(const struct lima_instance *inst, const struct fill_plan *plan
 int workload_fill_cleanup(const struct lima_instance *inst, const struct fill_plan *plan, char *err,
 			  size_t errsize)
 {
-	const char *argv[] = {"limactl",	"shell",	inst->name, "sh", "-c",
-			      workload_fill_cleanup_script, "vmcost-fill", fill_tmpfs(plan),
+	const char *argv[] = {"limactl",      "shell",
+			      inst->name,     "sh",
+			      "-c",	      workload_fill_cleanup_script,
+			      "vmcost-fill",  fill_tmpfs(plan),
 			      fill_dir(plan), NULL};
 	struct process_result r;
 	if (process_run(argv, &(struct process_options){.timeout_ms = 120000}, &r) != 0) {

@@ -4,11 +4,11 @@
  * plays vmcost-agent (canned HTTP answers) or QEMU (greeting, events, answers), so the error
  * mapping and the framing are tested without a VM.
  */
-#include "clients/agent_client.h"
 #include "check.h"
+#include "clients/agent_client.h"
+#include "clients/qmp.h"
 #include "host_testlib.h"
 #include "log.h"
-#include "clients/qmp.h"
 
 #include <sys/socket.h>
 #include <sys/un.h>

@@ -210,8 +210,9 @@ TEST(missing_guest_fields_print_as_placeholders)
 	CHECK_CONTAINS(t_out, "?     swap: ");
 	CHECK_CONTAINS(t_out, "?     ?: ");
 
-	agent = agent_answers("{\"seconds\": 1, \"cpus\": 2, \"totals\": {\"timer\": {\"per_s\": 5}},"
-			      " \"interrupts\": [{\"per_s\": 3}], \"processes\": [{\"pid\": 7}]}");
+	agent =
+	    agent_answers("{\"seconds\": 1, \"cpus\": 2, \"totals\": {\"timer\": {\"per_s\": 5}},"
+			  " \"interrupts\": [{\"per_s\": 3}], \"processes\": [{\"pid\": 7}]}");
 	CHECK_INT(run(cmd_wakeups, "wakeups", "run", "1", NULL), VMC_EXIT_OK);
 	agent_gone(agent);
 	CHECK(strstr(t_out, "(null)") == NULL);

@@ -6,8 +6,8 @@
  * instances.
  */
 #include "check.h"
-#include "commands/commands.h"
 #include "clients/lima.h"
+#include "commands/commands.h"
 #include "log.h"
 #include "measure/memtest_noise.h"
 #include "measure/memtest_report.h"

@@ -62,7 +62,8 @@ TEST(unset_env_is_removed_from_the_child)
 
 TEST(output_beyond_the_bound_is_dropped_and_said)
 {
-	script("chatty", "i=0; while [ $i -lt 300 ]; do echo 0123456789; i=$((i + 1)); done; exit 0");
+	script("chatty",
+	       "i=0; while [ $i -lt 300 ]; do echo 0123456789; i=$((i + 1)); done; exit 0");
 	const char *argv[] = {"chatty", NULL};
 	struct process_result r;
 	CHECK_INT(process_run(argv, &(struct process_options){.max_output = 1000}, &r), 0);
@@ -102,8 +103,9 @@ TEST(stop_flag_interrupts)
 
 TEST(first_and_last_lines)
 {
-	script("version", "[ \"$1\" = --version ] && printf 'tool version 2.2.0\\r\\nmore\\n' && exit 0;"
-			  " echo nope; exit 1");
+	script("version",
+	       "[ \"$1\" = --version ] && printf 'tool version 2.2.0\\r\\nmore\\n' && exit 0;"
+	       " echo nope; exit 1");
 	char line[64];
 	const char *ok[] = {"version", "--version", NULL};
 	CHECK_INT(process_first_line(ok, 5000, line, sizeof line), 0);

@@ -10,10 +10,10 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdbool.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -193,7 +193,7 @@ __attribute__((unused)) static void t_read_request(int fd, char *buf, size_t siz
  * head (HTTP) or at once (a peer that speaks first, as QEMU does).
  */
 __attribute__((unused)) static pid_t t_fake_peer(const char *path, const char *response, int count,
-						  bool speaks_first)
+						 bool speaks_first)
 {
 	int lfd = t_listen_unix(path);
 	pid_t pid = fork();

@@ -33,7 +33,7 @@ TEST(sizes_up_to_2_to_the_64)
 	CHECK_U64(b, (uint64_t)1 << 63);
 	CHECK_INT(vmc_parse_size("16383.5PiB", &b), 0);
 	CHECK_U64(b, ((uint64_t)16383 << 50) + ((uint64_t)1 << 49));
-	CHECK_INT(vmc_parse_size("16384PiB", &b), -1); /* 2^64 */
+	CHECK_INT(vmc_parse_size("16384PiB", &b), -1);		   /* 2^64 */
 	CHECK_INT(vmc_parse_size("18446744073709551615", &b), -1); /* rounds to 2^64 in double */
 	CHECK_INT(vmc_parse_size("18446744073709549568", &b), 0);  /* the largest double below */
 	CHECK_U64(b, UINT64_C(18446744073709549568));
