@@ -4,14 +4,14 @@
  * balloon), with the guest's MemTotal and the host footprint before and after. vz and krunkit
  * have nothing to drive, and the command says why instead of pretending.
  */
-#include "clients/guest.h"
+#include "clients/guest_memory.h"
 #include "clients/qmp.h"
 #include "clock.h"
 #include "commands/cli.h"
 #include "commands/commands.h"
 #include "jsonutil.h"
 #include "log.h"
-#include "measure/measure.h"
+#include "measure/vm_sample.h"
 #include "message.h"
 #include "units.h"
 

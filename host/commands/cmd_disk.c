@@ -12,7 +12,7 @@
 #include "diskstats.h"
 #include "jsonutil.h"
 #include "log.h"
-#include "measure/measure.h"
+#include "measure/vm_sample.h"
 #include "message.h"
 #include "units.h"
 

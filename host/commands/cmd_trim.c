@@ -6,13 +6,13 @@
  * of those periods.
  */
 #include "clients/agent_client.h"
-#include "clients/guest.h"
+#include "clients/guest_memory.h"
 #include "clock.h"
 #include "commands/cli.h"
 #include "commands/commands.h"
 #include "jsonutil.h"
 #include "log.h"
-#include "measure/measure.h"
+#include "measure/vm_sample.h"
 #include "message.h"
 #include "units.h"
 

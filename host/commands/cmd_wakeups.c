@@ -10,7 +10,7 @@
 #include "commands/table.h"
 #include "jsonutil.h"
 #include "log.h"
-#include "measure/measure.h"
+#include "measure/vm_sample.h"
 #include "message.h"
 #include "units.h"
 

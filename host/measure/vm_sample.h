@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Sampling the VM process and its hostagent, shared by list, footprint, idle, disk and trim. */
-#ifndef VMC_MEASURE_H
-#define VMC_MEASURE_H
+/*
+ * One sample of the VM process and its hostagent, the rates between two samples, and the JSON
+ * of a process and of host memory: shared by list, footprint, idle, disk, trim, wakeups, load and
+ * memtest.
+ */
+#ifndef VMC_VM_SAMPLE_H
+#define VMC_VM_SAMPLE_H
 
 #include "platform/platform.h"
 #include "platform/vmproc.h"

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * host/measure/measure.c: rates between two samples. A counter that went backwards (the pid was
+ * host/measure/vm_sample.c: rates between two samples. A counter that went backwards (the pid was
  * reused, a counter reset) or no elapsed time gives 0, never an unsigned wrap of ~1.8e19/s; idle,
  * wakeups, list and load all compute through these.
  */
 #include "check.h"
-#include "measure/measure.h"
+#include "measure/vm_sample.h"
 
 TEST(rates_between_two_readings)
 {

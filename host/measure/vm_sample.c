@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "measure/measure.h"
+#include "measure/vm_sample.h"
 
 #include "jsonutil.h"
 #include "log.h"
