@@ -25,28 +25,42 @@
  * One 64 MiB block of /dev/urandom is written over and over: every page is incompressible (a
  * compressor works page by page), and the guest spends its time writing memory, not in its
  * entropy pool (urandom runs at ~45 MiB/s under TCG).
+ *
+ * Killing `limactl shell` does not kill the script in the guest (no terminal, no SIGHUP), so an
+ * interrupted run's script can outlive its cleanup. Every name carries the run's id, so such a
+ * script never touches the next run's files, and it stops as soon as it finds its seed removed.
  */
 const char workload_fill_script[] =
     "set -eu\n"
-    "mib=$1 shm=$2 dir=$3\n"
+    "mib=$1 shm=$2 dir=$3 run=$4\n"
     "blk=64\n"
     "[ \"$mib\" -lt $blk ] && blk=$mib\n"
     "n=$(( (mib + blk - 1) / blk ))\n"
-    "seed=$shm/vmcost-fill.seed\n"
+    "seed=$shm/vmcost-fill.$run.seed\n"
     "mkdir -p \"$dir\"\n"
     "dd if=/dev/urandom of=\"$seed\" bs=1048576 count=$blk 2>/dev/null\n"
+    "[ -e \"$seed\" ] || exit 1\n"
     "i=0\n"
-    "while [ $i -lt $n ]; do cat \"$seed\"; i=$((i + 1)); done >\"$shm/vmcost-fill.tmp\"\n"
-    "rm -f \"$shm/vmcost-fill.tmp\"\n"
+    "while [ $i -lt $n ]; do cat \"$seed\"; i=$((i + 1)); done >\"$shm/vmcost-fill.$run.tmp\"\n"
+    "rm -f \"$shm/vmcost-fill.$run.tmp\"\n"
     "i=0\n"
-    "while [ $i -lt $n ]; do cat \"$seed\" >\"$dir/vmcost-fill.$i\"; i=$((i + 1)); done\n"
+    "while [ $i -lt $n ] && [ -e \"$seed\" ]; do\n"
+    "\tcat \"$seed\" >\"$dir/vmcost-fill.$run.$i\"; i=$((i + 1))\n"
+    "done\n"
+    "[ -e \"$seed\" ] || exit 1\n"
     "rm -f \"$seed\"\n"
     "sync\n"
-    "cat \"$dir\"/vmcost-fill.* >/dev/null\n"
+    "cat \"$dir\"/vmcost-fill.$run.* >/dev/null\n"
     "echo \"vmcost-fill tmpfs_mib=$((n * blk)) cache_mib=$((n * blk))\"\n";
 
 const char workload_fill_cleanup_script[] =
-    "rm -f \"$1/vmcost-fill.seed\" \"$1/vmcost-fill.tmp\"; rm -rf \"$2\"\n";
+    "rm -f \"$1/vmcost-fill.$3.seed\" \"$1/vmcost-fill.$3.tmp\"; rm -rf \"$2\"\n";
+
+/* The run's id in the guest's file names: this process, which runs the fill and its cleanup. */
+static void fill_run_id(char *buf, size_t size)
+{
+	snprintf(buf, size, "%ld", (long)getpid());
+}
 
 int workload_fill_parse(const char *out, struct fill_result *res)
 {
@@ -95,9 +109,11 @@ int workload_fill(const struct lima_instance *inst, const struct fill_plan *plan
 	char mib[32];
 	uint64_t m = (plan->size + VMC_MIB - 1) / VMC_MIB;
 	snprintf(mib, sizeof mib, "%" PRIu64, m ? m : 1);
+	char run[24];
+	fill_run_id(run, sizeof run);
 	const char *argv[] = {
 	    "limactl",	   "shell", inst->name,	      "sh",	      "-c", workload_fill_script,
-	    "vmcost-fill", mib,	    fill_tmpfs(plan), fill_dir(plan), NULL};
+	    "vmcost-fill", mib,	    fill_tmpfs(plan), fill_dir(plan), run,  NULL};
 	/* Generous: TCG writes about 200 MiB/s, a Mac several GiB/s. */
 	long timeout_ms = 600000 + (long)(m / 1024 + 1) * 120000;
 	double t0 = vmc_monotonic_s();
@@ -123,11 +139,19 @@ int workload_fill(const struct lima_instance *inst, const struct fill_plan *plan
 int workload_fill_cleanup(const struct lima_instance *inst, const struct fill_plan *plan, char *err,
 			  size_t errsize)
 {
-	const char *argv[] = {"limactl",      "shell",
-			      inst->name,     "sh",
-			      "-c",	      workload_fill_cleanup_script,
-			      "vmcost-fill",  fill_tmpfs(plan),
-			      fill_dir(plan), NULL};
+	char run[24];
+	fill_run_id(run, sizeof run);
+	const char *argv[] = {"limactl",
+			      "shell",
+			      inst->name,
+			      "sh",
+			      "-c",
+			      workload_fill_cleanup_script,
+			      "vmcost-fill",
+			      fill_tmpfs(plan),
+			      fill_dir(plan),
+			      run,
+			      NULL};
 	struct process_result r;
 	if (process_run(argv, &(struct process_options){.timeout_ms = 120000}, &r) != 0) {
 		errorf(err, errsize, "cannot run limactl:");

@@ -36,10 +36,11 @@ struct fill_result {
  * The guest script (POSIX sh, busybox-compatible): SIZE of incompressible data written to a
  * tmpfs file and deleted again (guest RAM touched and freed, as a build does), then SIZE of
  * files written to dir and read back, so they sit in page cache. Arguments: $1 MiB, $2 tmpfs
- * dir, $3 files dir. The last line is "vmcost-fill tmpfs_mib=N cache_mib=N".
+ * dir, $3 files dir, $4 the run's id (in every file name: vmcost-fill.RUN.seed, .tmp, .RUN.N).
+ * The last line is "vmcost-fill tmpfs_mib=N cache_mib=N".
  */
 extern const char workload_fill_script[];
-/* Removes dir and any tmpfs leftovers ($1 tmpfs dir, $2 files dir). */
+/* Removes dir and the run's tmpfs leftovers ($1 tmpfs dir, $2 files dir, $3 the run's id). */
 extern const char workload_fill_cleanup_script[];
 
 int workload_fill(const struct lima_instance *inst, const struct fill_plan *plan,

@@ -108,7 +108,7 @@ TEST(fill_script_runs_and_cleans_up)
 	mkdir(shm, 0755);
 	snprintf(script, sizeof script, "%s/fill.sh", root);
 	CHECK_INT(write_file(script, workload_fill_script, 0644), 0);
-	snprintf(cmd, sizeof cmd, "sh %s 3 %s %s > %s/out 2>&1", script, shm, dir, root);
+	snprintf(cmd, sizeof cmd, "sh %s 3 %s %s 77 > %s/out 2>&1", script, shm, dir, root);
 	CHECK_INT(system(cmd), 0);
 	snprintf(cmd, sizeof cmd, "%s/out", root);
 	char *out = slurp(cmd);
@@ -117,19 +117,51 @@ TEST(fill_script_runs_and_cleans_up)
 	CHECK_U64(r.tmpfs_bytes, 3ull << 20);
 	free(out);
 	struct stat st;
-	snprintf(cmd, sizeof cmd, "%s/vmcost-fill.0", dir);
+	snprintf(cmd, sizeof cmd, "%s/vmcost-fill.77.0", dir);
 	CHECK_INT(stat(cmd, &st), 0);
 	CHECK_INT(st.st_size, 3 << 20);
-	snprintf(cmd, sizeof cmd, "%s/vmcost-fill.tmp", shm);
+	snprintf(cmd, sizeof cmd, "%s/vmcost-fill.77.tmp", shm);
 	CHECK(stat(cmd, &st) != 0); /* the tmpfs file was deleted again */
-	snprintf(cmd, sizeof cmd, "%s/vmcost-fill.seed", shm);
+	snprintf(cmd, sizeof cmd, "%s/vmcost-fill.77.seed", shm);
 	CHECK(stat(cmd, &st) != 0);
 
 	snprintf(script, sizeof script, "%s/clean.sh", root);
 	CHECK_INT(write_file(script, workload_fill_cleanup_script, 0644), 0);
-	snprintf(cmd, sizeof cmd, "sh %s %s %s", script, shm, dir);
+	snprintf(cmd, sizeof cmd, "sh %s %s %s 77", script, shm, dir);
 	CHECK_INT(system(cmd), 0);
 	CHECK(stat(dir, &st) != 0);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+	CHECK_INT(system(cmd), 0);
+}
+
+/*
+ * An interrupted run's script outlives its cleanup in the guest: once its seed is gone it stops,
+ * writes nothing more, and never touches another run's files (here: dd "loses" the seed, as
+ * when the cleanup removed it meanwhile).
+ */
+TEST(fill_script_without_its_seed_stops_and_spares_other_runs)
+{
+	char root[] = "/tmp/vmcost-fill-XXXXXX";
+	CHECK(mkdtemp(root) != NULL);
+	char script[128], cmd[1024], path[256];
+	snprintf(script, sizeof script, "%s/fill.sh", root);
+	CHECK_INT(write_file(script, workload_fill_script, 0644), 0);
+	snprintf(path, sizeof path, "%s/bin/dd", root);
+	snprintf(cmd, sizeof cmd,
+		 "mkdir -p %s/bin %s/shm %s/files && echo next >%s/shm/vmcost-fill.2.seed && "
+		 "echo next >%s/files/vmcost-fill.2.0",
+		 root, root, root, root, root);
+	CHECK_INT(system(cmd), 0);
+	CHECK_INT(write_file(path, "#!/bin/sh\nexit 0\n", 0755), 0);
+	snprintf(cmd, sizeof cmd, "PATH=%s/bin:$PATH sh %s 3 %s/shm %s/files 1 >/dev/null 2>&1",
+		 root, script, root, root);
+	CHECK(system(cmd) != 0);
+	snprintf(cmd, sizeof cmd, "(ls %s/shm; ls %s/files) > %s/left", root, root, root);
+	CHECK_INT(system(cmd), 0);
+	snprintf(path, sizeof path, "%s/left", root);
+	char *left = slurp(path);
+	CHECK_STR(left, "vmcost-fill.2.seed\nvmcost-fill.2.0\n");
+	free(left);
 	snprintf(cmd, sizeof cmd, "rm -rf %s", root);
 	CHECK_INT(system(cmd), 0);
 }
@@ -141,8 +173,8 @@ TEST(fill_script_rounds_to_whole_blocks)
 	char script[128], cmd[512];
 	snprintf(script, sizeof script, "%s/fill.sh", root);
 	CHECK_INT(write_file(script, workload_fill_script, 0644), 0);
-	snprintf(cmd, sizeof cmd, "mkdir %s/shm && sh %s 70 %s/shm %s/files > %s/out", root, script,
-		 root, root, root);
+	snprintf(cmd, sizeof cmd, "mkdir %s/shm && sh %s 70 %s/shm %s/files 1 > %s/out", root,
+		 script, root, root, root);
 	CHECK_INT(system(cmd), 0);
 	snprintf(cmd, sizeof cmd, "%s/out", root);
 	char *out = slurp(cmd);
@@ -514,6 +546,7 @@ int main(void)
 	RUN(pgbench_init_output_has_no_tps);
 	RUN(fill_parse);
 	RUN(fill_script_runs_and_cleans_up);
+	RUN(fill_script_without_its_seed_stops_and_spares_other_runs);
 	RUN(fill_script_rounds_to_whole_blocks);
 	RUN(report_human_from_recorded_lab_run);
 	RUN(report_markdown_names_machine_versions_and_svg);
