@@ -212,6 +212,28 @@ int docker_image_present(const struct docker *d, const char *image, bool *presen
 	return rc;
 }
 
+int docker_registry_has_image(const struct docker *d, const char *image, long timeout_ms, char *err,
+			      size_t errsize)
+{
+	if (!safe_path_token(image))
+		return fail(err, errsize, "invalid image reference \"%s\"", image);
+	char path[700];
+	snprintf(path, sizeof path, "/distribution/%s/json", image);
+	struct http_response resp;
+	int rc = request(d, "GET", path, NULL, timeout_ms, &resp, err, errsize);
+	if (rc != VMC_EXIT_OK)
+		return rc;
+	if (resp.status != 200) {
+		char msg[512];
+		docker_message(resp.body, msg, sizeof msg);
+		rc = fail(err, errsize,
+			  "dockerd could not look %s up in its registry (HTTP %ld): %s", image,
+			  resp.status, msg);
+	}
+	http_response_free(&resp);
+	return rc;
+}
+
 void docker_split_image(const char *image, char *repo, size_t repo_size, char *tag, size_t tag_size)
 {
 	snprintf(repo, repo_size, "%s", image);

@@ -38,6 +38,15 @@ int docker_image_present(const struct docker *d, const char *image, bool *presen
 			 size_t errsize);
 
 /*
+ * GET /distribution/IMAGE/json: dockerd asks the registry for the image's manifest, as a pull
+ * would first, without downloading a layer. VMC_EXIT_OK when the registry answers with it;
+ * VMC_EXIT_DOCKER with Docker's own reason (no route, unknown image, unauthorized), or a
+ * timeout, otherwise.
+ */
+int docker_registry_has_image(const struct docker *d, const char *image, long timeout_ms, char *err,
+			      size_t errsize);
+
+/*
  * POST /images/create?fromImage=REPO&tag=TAG. progress (may be NULL) sees every event. An
  * "error" event or a non-200 status is a pull failure with Docker's own message.
  */

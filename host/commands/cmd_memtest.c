@@ -12,6 +12,7 @@
 #include "jsonutil.h"
 #include "log.h"
 #include "measure/memtest.h"
+#include "measure/memtest_preflight.h"
 #include "measure/memtest_report.h"
 #include "measure/pressure.h"
 #include "platform/platform.h"
@@ -28,7 +29,8 @@
 struct memtest_command {
 	struct cli_opts cli; /* --json, --pid, NAME */
 	const char *results_dir;
-	bool yes;
+	bool yes, check;
+	struct preflight pf;
 	struct memtest run;
 };
 
@@ -39,11 +41,15 @@ static const struct cli_spec memtest_spec = {
 	"                      [--tmpfs DIR] [--image IMAGE] [--no-pull] [--scale N]\n"
 	"                      [--clients N] [--duration SECONDS] [--pressure SIZE|none]\n"
 	"                      [--hold SECONDS] [--canary SIZE] [--settle SECONDS]\n"
-	"                      [--restart] [--yes] [--json] [--results DIR|none] [--pid PID]",
+	"                      [--restart] [--yes] [--check] [--json] [--results DIR|none]\n"
+	"                      [--pid PID]",
     .help =
 	"The real RAM cost of a running Lima instance: baseline, workload, guest trim, host\n"
 	"pressure, then `limactl stop NAME` and the host's free-memory gain. Stops the\n"
-	"instance (asks first unless --yes); --restart starts it again afterwards.\n"
+	"instance (asks first unless --yes); --restart starts it again afterwards. A\n"
+	"pre-flight first checks the tmpfs and fill directory (a disk-backed one is picked\n"
+	"when the default is not), Docker and the image, host memory for the pressure, the\n"
+	"permission to stop the instance and --results, and refuses before anything runs.\n"
 	"\n"
 	"  --workload    pgbench (default when the instance has sock/docker.sock): postgres\n"
 	"                through the Docker API, pgbench -i -s N then -c N -T S; fill: SIZE\n"
@@ -59,9 +65,12 @@ static const struct cli_spec memtest_spec = {
 	"  --hold        seconds the pressure is held (40); --canary: MADV_FREE control (1G)\n"
 	"  --settle      longest wait for memory to settle after trim and stop (30)\n"
 	"  --results     where the .md/.json/.svg go (default: the current directory)\n"
+	"  --check       run only the pre-flight and print its verdicts (stops nothing)\n"
 	"\n"
-	"Exit codes: 0 done, 4 instance stopped, 10 Docker failure, 11 pressure INCONCLUSIVE\n"
-	"(its canary was never discarded), 130 interrupted (nothing left allocated).\n",
+	"Exit codes: 0 done, 2 bad option (the pre-flight's too: a RAM-backed --fill-dir),\n"
+	"4 instance stopped, 7 not permitted (another user's instance), 10 Docker failure,\n"
+	"11 pressure INCONCLUSIVE (its canary was never discarded), 130 interrupted (nothing\n"
+	"left allocated).\n",
     .flags = CLI_PID,
     .min_args = 1,
     .max_args = 1,
@@ -101,6 +110,7 @@ static int parse_args(int argc, char **argv, struct memtest_command *c)
 	    {.name = "--settle", .kind = CLI_SECONDS, .seconds = &o->settle_max},
 	    {.name = "--restart", .kind = CLI_FLAG, .flag = &o->restart},
 	    {.name = "--yes", .kind = CLI_FLAG, .flag = &c->yes},
+	    {.name = "--check", .kind = CLI_FLAG, .flag = &c->check},
 	    {.name = "--results", .kind = CLI_TEXT, .text = &c->results_dir},
 	    {0},
 	};
@@ -126,16 +136,23 @@ static int parse_args(int argc, char **argv, struct memtest_command *c)
 /* ---- before the run ----------------------------------------------------------------------------
  */
 
+/* Refused at once when it could not ask anyway; the question itself waits for the pre-flight. */
+static int require_answerable(const struct memtest_command *c)
+{
+	const char *name = c->run.inst.name;
+	if (c->yes || c->check || isatty(STDIN_FILENO))
+		return VMC_EXIT_OK;
+	return cli_fail(&c->cli, VMC_EXIT_USAGE,
+			"memtest ends by stopping instance \"%s\" (limactl stop %s); pass --yes to "
+			"allow it (stdin is not a terminal, so it cannot ask)",
+			name, name);
+}
+
 static int confirm_stop(const struct memtest_command *c)
 {
 	const char *name = c->run.inst.name;
 	if (c->yes)
 		return VMC_EXIT_OK;
-	if (!isatty(STDIN_FILENO))
-		return cli_fail(&c->cli, VMC_EXIT_USAGE,
-				"memtest ends by stopping instance \"%s\" (limactl stop %s); pass "
-				"--yes to allow it (stdin is not a terminal, so it cannot ask)",
-				name, name);
 	fprintf(stderr,
 		"vmcost memtest ends by stopping instance \"%s\" (limactl stop %s)%s.\n"
 		"Containers and processes in it stop too. Continue? [y/N] ",
@@ -157,31 +174,71 @@ static int choose_defaults(struct memtest_command *c)
 		snprintf(sock, sizeof sock, "%s/sock/docker.sock", m->inst.dir);
 		o->workload = access(sock, F_OK) == 0 ? MEMTEST_PGBENCH : MEMTEST_FILL;
 	}
-	uint64_t mem = m->inst.memory ? m->inst.memory : 2 * VMC_GIB;
+	return VMC_EXIT_OK;
+}
+
+/* The pre-flight's verdicts: on stdout for --check, on stderr before a run. */
+static void report_preflight(const struct memtest_command *c, int rc)
+{
+	const char *name = c->run.inst.name;
+	FILE *f = c->check ? stdout : stderr;
+	if (!(c->check && c->cli.json)) {
+		fprintf(f, "vmcost memtest %s: pre-flight%s\n", name,
+			rc == VMC_EXIT_OK ? "" : " (refused)");
+		preflight_print(f, &c->pf, vmc_use_color(f));
+	}
+	const char *reason = "";
+	for (int i = 0; i < PF_NCHECKS && rc != VMC_EXIT_OK; i++)
+		if (c->pf.verdicts[i].status == PF_FAIL) {
+			reason = c->pf.verdicts[i].message;
+			break;
+		}
+	if (rc != VMC_EXIT_OK)
+		cli_fail(NULL, rc, "memtest refused before it started (nothing was changed): %s",
+			 reason);
+	if (c->cli.json && (c->check || rc != VMC_EXIT_OK)) {
+		json_t *doc =
+		    json_pack("{s:s, s:o}", "instance", name, "preflight", preflight_json(&c->pf));
+		if (rc != VMC_EXIT_OK)
+			json_object_set_new(doc, "error",
+					    json_pack("{s:i, s:s}", "code", rc, "message", reason));
+		cli_print_json(doc);
+	}
+}
+
+/*
+ * Every precondition before the baseline (measure/memtest_preflight.h). A pass fixes what the
+ * run uses: SIZE, the fill directory (perhaps one it picked) and the pressure.
+ */
+static int run_preflight(struct memtest_command *c)
+{
+	struct memtest *m = &c->run;
+	struct memtest_settings *o = &m->o;
+	struct preflight_request req = {.name = m->inst.name,
+					.fill = o->workload == MEMTEST_FILL,
+					.vm_memory = m->inst.memory,
+					.size = o->size,
+					.fill_dir = o->fill_dir,
+					.tmpfs_dir = o->tmpfs_dir,
+					.image = o->image,
+					.no_pull = o->no_pull,
+					.pressure_none = o->pressure_none,
+					.pressure_set = o->pressure_set,
+					.pressure = o->pressure,
+					.canary = o->canary,
+					.results_dir = c->results_dir};
+	int rc = memtest_preflight(&req, &m->inst, m->vp.pid, &c->pf);
+	report_preflight(c, rc);
+	if (rc != VMC_EXIT_OK)
+		return rc;
 	if (o->workload == MEMTEST_FILL) {
-		if (!o->size)
-			o->size = mem / 2;
-		if (o->size > mem / 4 * 3)
-			return cli_fail(
-			    &c->cli, VMC_EXIT_USAGE,
-			    "--size %llu MiB is more than 3/4 of the VM's %llu MiB: the "
-			    "guest would run out of memory; use at most %llu MiB",
-			    (unsigned long long)(o->size >> 20), (unsigned long long)(mem >> 20),
-			    (unsigned long long)(mem / 4 * 3 >> 20));
+		o->size = c->pf.size;
+		o->fill_dir = c->pf.fill_dir;
 		m->fill = (struct fill_plan){
 		    .size = o->size, .dir = o->fill_dir, .tmpfs_dir = o->tmpfs_dir};
 	}
-	if (!o->pressure_none && !o->pressure_set) {
-		struct platform_host_memory hm;
-		if (platform_host_memory(&hm) != 0)
-			return cli_fail(&c->cli, VMC_EXIT_FAILURE, "cannot read host memory:");
-		o->pressure = pressure_default_size(&hm, o->canary);
-		if (o->pressure == 0)
-			return cli_fail(&c->cli, VMC_EXIT_FAILURE,
-					"the host has no room for memory pressure (available %llu "
-					"MiB): run with --pressure none",
-					(unsigned long long)(hm.available >> 20));
-	}
+	if (!o->pressure_none)
+		o->pressure = c->pf.pressure;
 	return VMC_EXIT_OK;
 }
 
@@ -200,7 +257,12 @@ static int prepare(struct memtest_command *c, int argc, char **argv)
 		return cli_fail(&c->cli, rc, "%s", err);
 	rc = choose_defaults(c);
 	if (rc == VMC_EXIT_OK)
-		rc = confirm_stop(c);
+		rc = require_answerable(c);
+	if (rc == VMC_EXIT_OK)
+		rc = run_preflight(c);
+	if (rc != VMC_EXIT_OK || c->check)
+		return rc;
+	rc = confirm_stop(c);
 	return rc == VMC_EXIT_OK ? CLI_CONTINUE : rc;
 }
 
@@ -254,6 +316,7 @@ static int run(struct memtest_command *c)
 	timeline_init(&m->tl, vmc_monotonic_s());
 	progress_init(&m->prog, stderr, isatty(STDERR_FILENO), "memtest", m->tl.t0);
 	memtest_build_header(m);
+	json_object_set_new(m->doc, "preflight", preflight_json(&c->pf));
 	m->sampler = (struct tl_sampler){.tl = &m->tl,
 					 .pid = m->vp.pid,
 					 .interval = 1.0,

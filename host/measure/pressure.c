@@ -138,6 +138,28 @@ static int arm_canary(struct run *r, char *err, size_t errsize)
 	return 0;
 }
 
+int pressure_canary_probe(char *err, size_t errsize)
+{
+	size_t ps = page_size();
+	void *p = mmap(NULL, ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		errorf(err, errsize, "cannot map one page for the canary:");
+		return -1;
+	}
+	int rc = 0;
+	*(volatile uint64_t *)p = CANARY_MARK;
+	if (madvise(p, ps, MADV_FREE) != 0) {
+		errorf(err, errsize,
+		       "madvise(MADV_FREE) failed (the canary needs Linux 4.5 or macOS):");
+		rc = -1;
+	} else if (resident_pages(p, ps, ps) == UINT64_MAX) {
+		errorf(err, errsize, "mincore on the canary failed:");
+		rc = -1;
+	}
+	munmap(p, ps);
+	return rc;
+}
+
 /* Fills a page with xorshift words: the macOS compressor must not shrink pressure pages. */
 static void fill_page(char *page, size_t ps, uint64_t *state)
 {

@@ -67,6 +67,13 @@ const char *pressure_stage_name(enum pressure_stage stage);
 uint64_t pressure_default_size(const struct platform_host_memory *hm, uint64_t canary_size);
 
 /*
+ * The canary's whole mechanism on one page (map, write, MADV_FREE, mincore, unmap), so a run
+ * can be refused before it starts where it could never be conclusive. 0, or -1 with a message
+ * (a kernel without MADV_FREE says EINVAL). Leaves nothing mapped.
+ */
+int pressure_canary_probe(char *err, size_t errsize);
+
+/*
  * Runs the plan. Returns 0 (see res->interrupted and res->conclusive), or -1 with a message in
  * err when memory could not even be mapped. Never leaves anything mapped behind.
  */

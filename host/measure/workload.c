@@ -62,6 +62,17 @@ static void fill_run_id(char *buf, size_t size)
 	snprintf(buf, size, "%ld", (long)getpid());
 }
 
+void workload_fill_bytes(uint64_t size, uint64_t *tmpfs_peak, uint64_t *files)
+{
+	uint64_t mib = (size + VMC_MIB - 1) / VMC_MIB;
+	if (mib == 0)
+		mib = 1;
+	uint64_t blk = mib < WORKLOAD_FILL_BLOCK / VMC_MIB ? mib : WORKLOAD_FILL_BLOCK / VMC_MIB;
+	uint64_t n = (mib + blk - 1) / blk;
+	*tmpfs_peak = (n + 1) * blk * VMC_MIB;
+	*files = n * blk * VMC_MIB;
+}
+
 int workload_fill_parse(const char *out, struct fill_result *res)
 {
 	const char *line = vmc_find_key(out, "vmcost-fill ");

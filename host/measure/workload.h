@@ -43,6 +43,15 @@ extern const char workload_fill_script[];
 /* Removes dir and the run's tmpfs leftovers ($1 tmpfs dir, $2 files dir, $3 the run's id). */
 extern const char workload_fill_cleanup_script[];
 
+/* The script's block (blk=64): SIZE is written in whole blocks, or one smaller block. */
+#define WORKLOAD_FILL_BLOCK (64ull << 20)
+
+/*
+ * What the script writes for size: the tmpfs at its peak (the seed block next to the data) and
+ * the files (SIZE rounded up to whole blocks), so a pre-flight can check that they fit.
+ */
+void workload_fill_bytes(uint64_t size, uint64_t *tmpfs_peak, uint64_t *files);
+
 int workload_fill(const struct lima_instance *inst, const struct fill_plan *plan,
 		  volatile sig_atomic_t *stop, struct fill_result *res, char *err, size_t errsize);
 int workload_fill_cleanup(const struct lima_instance *inst, const struct fill_plan *plan, char *err,

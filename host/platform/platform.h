@@ -80,4 +80,18 @@ int platform_proc_switches(pid_t pid, uint64_t *voluntary, uint64_t *involuntary
  */
 int platform_activated_socket(const char *name);
 
+/*
+ * A cap on this process's memory below the host's (Linux: its memory cgroups, v1 or v2, as in a
+ * container or a systemd slice with MemoryMax=): allocating beyond room ends in that cgroup's
+ * OOM killer even when the host has memory available. limited false when nothing caps it (and
+ * on macOS, which has no such limit). 0, or -1 with errno.
+ */
+struct platform_memory_limit {
+	bool limited;
+	uint64_t limit;	 /* the tightest limit, bytes */
+	uint64_t room;	 /* what this process may still add: min of limit - usage on the way up */
+	char where[256]; /* the cgroup whose room is smallest */
+};
+int platform_memory_limit(struct platform_memory_limit *out);
+
 #endif

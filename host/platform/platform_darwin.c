@@ -250,3 +250,10 @@ int platform_activated_socket(const char *name)
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	return fd;
 }
+
+int platform_memory_limit(struct platform_memory_limit *out)
+{
+	/* No cgroups; jetsam acts on pressure, not on a per-process cap. */
+	memset(out, 0, sizeof *out);
+	return 0;
+}

@@ -8,6 +8,7 @@
 
 #include "clock.h"
 #include "meminfo.h"
+#include "platform/cgroup.h"
 #include "procfs.h"
 #include "procpid.h"
 
@@ -229,4 +230,17 @@ int platform_activated_socket(const char *name)
 	}
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	return fd;
+}
+
+int platform_memory_limit(struct platform_memory_limit *out)
+{
+	struct vmc_memory_limit l;
+	memset(out, 0, sizeof *out);
+	if (vmc_cgroup_memory_limit(&l) != 0)
+		return -1;
+	out->limited = l.limited;
+	out->limit = l.limit;
+	out->room = l.room;
+	snprintf(out->where, sizeof out->where, "%s", l.where);
+	return 0;
 }

@@ -94,3 +94,9 @@ int platform_activated_socket(const char *name)
 	errno = ENOTSUP;
 	return -1;
 }
+
+int platform_memory_limit(struct platform_memory_limit *out)
+{
+	memset(out, 0, sizeof *out);
+	return 0;
+}

@@ -6,7 +6,8 @@
 # (tests/lab/memtest-pg-image), imported through the Docker API; vmcost then takes the same API
 # path it takes with the official image: image present check, create, start, exec (pg_isready,
 # pgbench -i, pgbench), stop, wait, remove. The pull itself is tested where the lab can: its
-# failure, with Docker's own message and exit code 10.
+# failure, with Docker's own message and exit code 10, and memtest's pre-flight refusing the same
+# image before anything runs.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 lab_init
@@ -45,6 +46,30 @@ code=$(curl -s -o "$out/import.log" -w '%{http_code}' --unix-socket "$sock" -X P
 	-H 'Content-Type: application/x-tar' --data-binary "@$tar" \
 	"http://docker/images/create?fromSrc=-&repo=vmcost/postgres&tag=15-debian$changes")
 check "image imported through docker.sock (HTTP $code)" [ "$code" = 200 ]
+
+# ---- memtest's pre-flight against a real dockerd (issue 14): refused before anything runs --------
+"$VMCOST" memtest mdock --check --json --results none >"$out/pf-pull.json" 2>"$out/pf-pull.err"
+rc=$?
+check "pre-flight: an image that cannot be pulled exits 10 (got $rc)" [ "$rc" = 10 ]
+check "pre-flight: it says why, in Docker's words, and what to do" grep -q \
+	'cannot be pulled: dockerd could not look postgres:17-alpine up in its registry.*registry-1.docker.io.*docker load' \
+	"$out/pf-pull.err"
+check "pre-flight: the pgbench verdict failed with 10" jq_true "$out/pf-pull.json" \
+	'.preflight[2] | .check == "pgbench" and .status == "fail" and .exit_code == 10'
+"$VMCOST" memtest mdock --check --no-pull --image postgres:16 --results none >/dev/null \
+	2>"$out/pf-nopull.err"
+rc=$?
+check "pre-flight: a missing image with --no-pull exits 10 (got $rc)" [ "$rc" = 10 ]
+check "pre-flight: --no-pull named" grep -q 'postgres:16 is not in the Docker of instance "mdock" and --no-pull was given' \
+	"$out/pf-nopull.err"
+"$VMCOST" memtest mdock --check --image "$IMAGE" --results none >"$out/pf-ok.txt" 2>&1
+rc=$?
+check "pre-flight: a present image passes (got $rc)" [ "$rc" = 0 ]
+check "pre-flight: it names the image and Docker" grep -q "ok    pgbench      Docker .* answers; $IMAGE is present" \
+	"$out/pf-ok.txt"
+containers=$(curl -s --unix-socket "$sock" 'http://docker/containers/json?all=1' | jq length)
+check "pre-flight: no container was made ($containers)" [ "$containers" = 0 ]
+check "pre-flight: the instance still runs" [ "$(status_of mdock)" = Running ]
 
 # ---- Docker errors, with the exit code of the README table --------------------------------------
 "$VMCOST" load mdock --results none >/dev/null 2>"$out/pull.err"

@@ -84,6 +84,25 @@ TEST(image_present_and_missing)
 	verify(2);
 }
 
+/* memtest's pre-flight asks whether a pull could work, without pulling. */
+TEST(registry_lookup_without_a_pull)
+{
+	script("distribution-200", "distribution-500", NULL);
+	char err[512] = "";
+	CHECK_INT(docker_registry_has_image(&dk, "postgres:17-alpine", 5000, err, sizeof err),
+		  VMC_EXIT_OK);
+	CHECK_INT(docker_registry_has_image(&dk, "postgres:17-alpine", 5000, err, sizeof err),
+		  VMC_EXIT_DOCKER);
+	CHECK_CONTAINS(err, "dockerd could not look postgres:17-alpine up in its registry (HTTP "
+			    "500)");
+	CHECK_CONTAINS(err, "lookup registry-1.docker.io");
+	verify(2);
+	script(NULL);
+	CHECK_INT(docker_registry_has_image(&dk, "bad image", 5000, err, sizeof err),
+		  VMC_EXIT_DOCKER);
+	verify(0);
+}
+
 TEST(image_reference_with_spaces_is_refused_before_any_request)
 {
 	script(NULL);
@@ -433,6 +452,7 @@ int main(void)
 	fake.listen_fd = -1;
 	RUN(version_pings_then_reads_version);
 	RUN(image_present_and_missing);
+	RUN(registry_lookup_without_a_pull);
 	RUN(image_reference_with_spaces_is_refused_before_any_request);
 	RUN(pull_streams_progress_events);
 	RUN(pull_error_in_stream_is_a_failure_with_dockers_message);

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The facts memtest's pre-flight judges, gathered without changing anything: one read-only
+ * `limactl shell` call for the guest's directories, GET requests to Docker, stat/access/kill(0)
+ * on the host, and the canary's mechanism tried on one page.
+ */
+#include "measure/memtest_preflight.h"
+
+#include "clients/docker.h"
+#include "clients/process.h"
+#include "log.h"
+#include "measure/pressure.h"
+#include "measure/workload.h"
+#include "message.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A guest that does not answer a `cat` in this long will not run a memtest either. */
+#define PROBE_TIMEOUT_MS    30000
+#define DOCKER_TIMEOUT_MS   5000
+#define REGISTRY_TIMEOUT_MS 10000
+
+static void gather_guest(const struct preflight_request *req, const struct lima_instance *inst,
+			 struct guest_facts *g)
+{
+	memset(g, 0, sizeof *g);
+	const char *argv[12];
+	size_t n = 0;
+	argv[n++] = "limactl";
+	argv[n++] = "shell";
+	argv[n++] = inst->name;
+	argv[n++] = "sh";
+	argv[n++] = "-c";
+	argv[n++] = preflight_probe_script;
+	argv[n++] = "vmcost-preflight";
+	argv[n++] = req->tmpfs_dir ? req->tmpfs_dir : PREFLIGHT_DEFAULT_TMPFS_DIR;
+	argv[n++] = req->fill_dir ? req->fill_dir : PREFLIGHT_DEFAULT_FILL_DIR;
+	if (!req->fill_dir)
+		argv[n++] = "/tmp/vmcost-fill";
+	argv[n] = NULL;
+	struct process_result r;
+	if (process_run(argv, &(struct process_options){.timeout_ms = PROBE_TIMEOUT_MS}, &r) != 0) {
+		g->exit_code = VMC_EXIT_FAILURE;
+		errorf(g->error, sizeof g->error, "cannot run limactl (is Lima on PATH?):");
+		return;
+	}
+	char last[300];
+	process_last_line(r.err_len ? r.err : r.out, last, sizeof last);
+	g->exit_code = VMC_EXIT_FAILURE;
+	if (r.timed_out) {
+		textf(g->error, sizeof g->error, "limactl shell %s did not answer in %d s",
+		      inst->name, PROBE_TIMEOUT_MS / 1000);
+	} else if (r.exit_code != 0) {
+		textf(g->error, sizeof g->error, "limactl shell %s failed (exit %d): %s",
+		      inst->name, r.exit_code, *last ? last : "no output");
+	} else if (preflight_parse_probe(r.out, g) != 0) {
+		g->exit_code = VMC_EXIT_MALFORMED;
+		textf(g->error, sizeof g->error,
+		      "limactl shell %s ran the probe, but its output is not the probe's (last "
+		      "line: %s)",
+		      inst->name, *last ? last : "none");
+	}
+	process_result_free(&r);
+}
+
+static void gather_docker(const struct preflight_request *req, const struct lima_instance *inst,
+			  struct docker_facts *f)
+{
+	memset(f, 0, sizeof *f);
+	struct docker d;
+	docker_init_instance(&d, inst);
+	d.timeout_ms = DOCKER_TIMEOUT_MS;
+	struct stat st;
+	f->socket_exists = stat(d.socket_path, &st) == 0;
+	if (!f->socket_exists)
+		return;
+	json_t *version = NULL;
+	f->ping_rc = docker_version(&d, &version, f->ping_error, sizeof f->ping_error);
+	if (f->ping_rc != VMC_EXIT_OK)
+		return;
+	const char *v = json_string_value(json_object_get(version, "Version"));
+	snprintf(f->version, sizeof f->version, "%s", v ? v : "?");
+	json_decref(version);
+	const char *image = req->image ? req->image : PG_DEFAULT_IMAGE;
+	f->present_rc =
+	    docker_image_present(&d, image, &f->present, f->present_error, sizeof f->present_error);
+	if (f->present_rc != VMC_EXIT_OK || f->present || req->no_pull)
+		return;
+	f->registry_checked = true;
+	f->registry_rc = docker_registry_has_image(&d, image, REGISTRY_TIMEOUT_MS,
+						   f->registry_error, sizeof f->registry_error);
+}
+
+static void gather_host_memory(const struct preflight_request *req, struct host_memory_facts *h)
+{
+	memset(h, 0, sizeof *h);
+	if (req->pressure_none)
+		return;
+	h->has_memory = platform_host_memory(&h->hm) == 0;
+	if (platform_memory_limit(&h->limit) != 0)
+		h->limit.limited = false;
+	long ps = sysconf(_SC_PAGESIZE);
+	h->page_size = ps > 0 ? (size_t)ps : 4096;
+	h->canary_ok = pressure_canary_probe(h->canary_error, sizeof h->canary_error) == 0;
+}
+
+static void gather_stop(const struct lima_instance *inst, pid_t vm_pid, struct stop_facts *s)
+{
+	memset(s, 0, sizeof *s);
+	char path[PATH_MAX];
+	s->limactl_found = process_find_on_path("limactl", path, sizeof path);
+	textf(s->dir, sizeof s->dir, "%s", inst->dir);
+	s->euid = geteuid();
+	struct stat st;
+	if (stat(inst->dir, &st) == 0) {
+		s->has_dir_owner = true;
+		s->dir_owner = st.st_uid;
+	}
+	s->dir_writable = access(inst->dir, W_OK | X_OK) == 0;
+	s->ha_pid = inst->ha_pid;
+	if (s->ha_pid > 0 && kill(s->ha_pid, 0) != 0)
+		s->ha_signal_errno = errno;
+	uid_t uid;
+	if (vm_pid > 0 && platform_proc_uid(vm_pid, &uid) == 0) {
+		s->has_vm_owner = true;
+		s->vm_owner = uid;
+	}
+}
+
+/* at minus its last component; false when there is none left ("/" or "."). */
+static bool parent(char *at, size_t size)
+{
+	char *slash = strrchr(at, '/');
+	if (!slash) {
+		if (strcmp(at, ".") == 0)
+			return false;
+		snprintf(at, size, ".");
+	} else if (slash == at) {
+		if (at[1] == '\0')
+			return false;
+		at[1] = '\0';
+	} else {
+		*slash = '\0';
+	}
+	return true;
+}
+
+/* The directory, or its nearest existing parent: where mkdir -p would start. */
+static void gather_results(const struct preflight_request *req, struct results_facts *r)
+{
+	memset(r, 0, sizeof *r);
+	const char *dir = req->results_dir ? req->results_dir : ".";
+	r->none = strcmp(dir, "none") == 0;
+	if (r->none)
+		return;
+	textf(r->at, sizeof r->at, "%s", dir);
+	struct stat st;
+	bool found;
+	while (!(found = stat(r->at, &st) == 0) && parent(r->at, sizeof r->at))
+		;
+	r->exists = found && strcmp(r->at, dir) == 0;
+	r->is_dir = found && S_ISDIR(st.st_mode);
+	r->access_errno = access(r->at, W_OK | X_OK) == 0 ? 0 : errno;
+}
+
+int memtest_preflight(const struct preflight_request *req, const struct lima_instance *inst,
+		      pid_t vm_pid, struct preflight *pf)
+{
+	struct guest_facts g = {0};
+	struct docker_facts d = {0};
+	struct host_memory_facts h;
+	struct stop_facts s;
+	struct results_facts r;
+	if (req->fill)
+		gather_guest(req, inst, &g);
+	else
+		gather_docker(req, inst, &d);
+	gather_host_memory(req, &h);
+	gather_stop(inst, vm_pid, &s);
+	gather_results(req, &r);
+	preflight_judge(req, req->fill ? &g : NULL, req->fill ? NULL : &d, &h, &s, &r, pf);
+	preflight_guest_facts_free(&g);
+	return pf->exit_code;
+}
