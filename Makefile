@@ -212,8 +212,10 @@ darwin-check:
 		$(RUN_SUITE) darwin-compile tests/darwin-compile $(CC) "$(BASE_CFLAGS) -Ihost"; fi
 
 SHELL_SCRIPTS = $(shell tests/list-shell-scripts)
+C_SOURCES = $(shell tests/list-c-sources)
 lint: $(MAN_PAGES)
 	@rc=0; $(RUN_SUITE) shellcheck tests/shellcheck-suite $(SHELL_SCRIPTS) || rc=1; \
+	$(RUN_SUITE) clang-format tests/clang-format-suite $(C_SOURCES) || rc=1; \
 	$(RUN_SUITE) man-lint tests/man-lint $(MAN_PAGES) || rc=1; exit $$rc
 
 # Shell test suites that need no VM (provision scripts in a fake root, CLI exit codes...).
@@ -320,9 +322,9 @@ uninstall:
 clean:
 	rm -rf $(B) $(HOST_BIN) $(AGENT_BIN) $(AGENT_STATIC_BIN) $(AGENT_STATIC_GLIBC_BIN)
 
+# The same files and rules `make lint` checks.
 format:
-	clang-format -i $(wildcard lib/*.[ch] host/*/*.[ch] guest-agent/*.[ch] tests/unit/*.[ch] \
-		tests/fuzz/*.c lab/src/*.c)
+	clang-format -i --style=file:.clang-format $(C_SOURCES)
 
 include mk/musl.mk
 include mk/tsan.mk

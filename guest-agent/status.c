@@ -2,8 +2,8 @@
 #include "status.h"
 
 #include "agent.h"
-#include "diskstats.h"
 #include "balloon.h"
+#include "diskstats.h"
 #include "jsonutil.h"
 #include "kernel.h"
 #include "loadavg.h"

@@ -61,7 +61,7 @@ bool vmc_use_color(FILE *f)
 }
 
 __attribute__((format(printf, 2, 0))) static void vlog(enum vmc_level level, const char *fmt,
-                                                   va_list ap)
+						       va_list ap)
 {
 	int saved_errno = errno;
 	char msg[2048];

@@ -12,18 +12,18 @@
  */
 enum vmc_exit {
 	VMC_EXIT_OK = 0,
-	VMC_EXIT_FAILURE = 1,          /* anything not listed below */
-	VMC_EXIT_USAGE = 2,            /* bad command line */
-	VMC_EXIT_NO_INSTANCE = 3,      /* unknown Lima instance */
-	VMC_EXIT_STOPPED = 4,          /* instance exists but is not running */
-	VMC_EXIT_AGENT = 5,            /* vmcost-agent not reachable or answered an error */
-	VMC_EXIT_HELPER = 6,           /* RAM-holding process not found or ambiguous */
-	VMC_EXIT_PERMISSION = 7,       /* permission denied (another user's VM, not root) */
-	VMC_EXIT_MALFORMED = 8,        /* malformed lima.yaml, limactl output or config file */
-	VMC_EXIT_UNSUPPORTED = 9,      /* not available on this OS / vmType */
-	VMC_EXIT_DOCKER = 10,          /* Docker Engine API failure */
-	VMC_EXIT_INCONCLUSIVE = 11,    /* measurement ran but its control failed */
-	VMC_EXIT_INTERRUPTED = 130,    /* SIGINT/SIGTERM */
+	VMC_EXIT_FAILURE = 1,	    /* anything not listed below */
+	VMC_EXIT_USAGE = 2,	    /* bad command line */
+	VMC_EXIT_NO_INSTANCE = 3,   /* unknown Lima instance */
+	VMC_EXIT_STOPPED = 4,	    /* instance exists but is not running */
+	VMC_EXIT_AGENT = 5,	    /* vmcost-agent not reachable or answered an error */
+	VMC_EXIT_HELPER = 6,	    /* RAM-holding process not found or ambiguous */
+	VMC_EXIT_PERMISSION = 7,    /* permission denied (another user's VM, not root) */
+	VMC_EXIT_MALFORMED = 8,	    /* malformed lima.yaml, limactl output or config file */
+	VMC_EXIT_UNSUPPORTED = 9,   /* not available on this OS / vmType */
+	VMC_EXIT_DOCKER = 10,	    /* Docker Engine API failure */
+	VMC_EXIT_INCONCLUSIVE = 11, /* measurement ran but its control failed */
+	VMC_EXIT_INTERRUPTED = 130, /* SIGINT/SIGTERM */
 };
 
 enum vmc_level { VMC_LOG_ERROR, VMC_LOG_WARN, VMC_LOG_INFO, VMC_LOG_DEBUG };

@@ -17,7 +17,7 @@ const char *vmc_fs_root(void);
 
 /* Builds root + formatted absolute path into buf. Returns buf, or NULL if it did not fit. */
 __attribute__((format(printf, 3, 4))) char *vmc_fs_path(char *buf, size_t size, const char *fmt,
-                                                        ...);
+							...);
 
 /*
  * Reads a whole (pseudo-)file below the root into a malloc'd NUL-terminated buffer. /proc files

@@ -83,10 +83,13 @@ int vmc_parse_size(const char *s, uint64_t *bytes)
 	unsigned shift;
 	if (size_unit_shift(unit, &shift) < 0)
 		return -1;
-	double result = ldexp(value, (int)shift);
+	/* round() in double, then the conversion: llround() would go through a signed 64-bit value
+	 * and overflow between 2^63 and 2^64. Below 2^64, doubles are 2048 apart at most, so the
+	 * rounded value stays below 2^64 too. */
+	double result = round(ldexp(value, (int)shift));
 	if (!(result < 18446744073709551616.0))
 		return -1;
-	*bytes = (uint64_t)llround(result);
+	*bytes = (uint64_t)result;
 	return 0;
 }
 

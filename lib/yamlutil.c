@@ -20,10 +20,10 @@ int vmc_yaml_load(struct vmc_yaml *y, const char *buf, size_t len, char *err, si
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
 	if (!yaml_parser_load(&parser, &y->doc)) {
-		snprintf(err, errsize, "line %zu, column %zu: %s%s%s",
-		         parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-		         parser.problem ? parser.problem : "invalid YAML",
-		         parser.context ? " " : "", parser.context ? parser.context : "");
+		snprintf(err, errsize, "line %zu, column %zu: %s%s%s", parser.problem_mark.line + 1,
+			 parser.problem_mark.column + 1,
+			 parser.problem ? parser.problem : "invalid YAML",
+			 parser.context ? " " : "", parser.context ? parser.context : "");
 		yaml_parser_delete(&parser);
 		return -1;
 	}
@@ -104,7 +104,7 @@ size_t vmc_yaml_seq_size(const yaml_node_t *seq)
 }
 
 const char *vmc_yaml_map_key(struct vmc_yaml *y, const yaml_node_t *map, size_t i,
-                             yaml_node_t **value)
+			     yaml_node_t **value)
 {
 	if (i >= vmc_yaml_map_size(map))
 		return NULL;

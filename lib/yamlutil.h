@@ -40,7 +40,7 @@ size_t vmc_yaml_map_size(const yaml_node_t *map);
 size_t vmc_yaml_seq_size(const yaml_node_t *seq);
 /* i-th pair of a mapping: key scalar text (NULL if not a scalar) and value node. */
 const char *vmc_yaml_map_key(struct vmc_yaml *y, const yaml_node_t *map, size_t i,
-                             yaml_node_t **value);
+			     yaml_node_t **value);
 yaml_node_t *vmc_yaml_seq_item(struct vmc_yaml *y, const yaml_node_t *seq, size_t i);
 
 /* YAML 1.1/1.2 booleans as Lima (go-yaml) reads them: true/false/yes/no/on/off. */

@@ -13,7 +13,7 @@ LIBS_LINUX="libmicrohttpd:libmicrohttpd-dev:libmicrohttpd"
 # command : Debian package [: Homebrew formula] (build and test tools; the lab guest's kernel and
 # busybox are downloaded, never installed on the host). scdoc turns docs/man/*.scd into manuals.
 TOOLS_BUILD="cc:gcc make:make pkg-config:pkg-config ar:binutils scdoc:scdoc:scdoc"
-TOOLS_TEST="clang:clang shellcheck:shellcheck curl:curl jq:jq socat:socat cpio:cpio \
+TOOLS_TEST="clang:clang clang-format:clang-format:clang-format shellcheck:shellcheck curl:curl jq:jq socat:socat cpio:cpio \
 depmod:kmod mke2fs:e2fsprogs qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils \
 debootstrap:debootstrap xz:xz-utils gzip:gzip apt-get:apt xmllint:libxml2-utils busybox:busybox \
 gcc:gcc nm:binutils jsonschema:python3-jsonschema groff:groff-base mandoc:mandoc bash:bash zsh:zsh"

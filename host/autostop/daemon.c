@@ -1,21 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "autostop/daemon.h"
 
-#include "jsonutil.h"
-#include "clients/limactl_run.h"
-#include "log.h"
-#include "platform/platform.h"
 #include "autostop/probe.h"
 #include "autostop/relay.h"
 #include "autostop/state.h"
+#include "clients/process.h"
+#include "jsonutil.h"
+#include "log.h"
 #include "message.h"
+#include "platform/platform.h"
 #include "units.h"
 
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,7 +216,7 @@ static void limactl_last_output(const struct daemon *d, char *buf, size_t size)
 	if (n <= 0)
 		return;
 	tail[n] = '\0';
-	limactl_last_line(tail, buf, size);
+	process_last_line(tail, buf, size);
 }
 
 static void on_child_closed(uv_handle_t *h)

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Client of the vmcost-agent API through $LIMA_HOME/NAME/sock/vmcost-agent.sock.
- * CONTRACT shared by host/ files: extend, do not break.
  */
 #ifndef VMC_AGENT_CLIENT_H
 #define VMC_AGENT_CLIENT_H
@@ -18,8 +17,6 @@
  */
 int agent_call(const struct lima_instance *inst, const char *method, const char *path,
 	       const char *body, long timeout_ms, json_t **out, char *err, size_t errsize);
-
-/* ---- extensions (additive) ------------------------------------------------------------------ */
 
 /* $dir/sock/vmcost-agent.sock into buf; -1 if it does not fit. */
 int agent_socket_path(const struct lima_instance *inst, char *buf, size_t size);

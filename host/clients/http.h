@@ -2,7 +2,6 @@
 /*
  * HTTP/1.1 over a unix socket with libcurl (CURLOPT_UNIX_SOCKET_PATH), for the vmcost-agent
  * and Docker Engine APIs. JSON bodies parsed with jansson by the callers.
- * CONTRACT shared by host/ files: extend, do not break.
  */
 #ifndef VMC_HTTP_H
 #define VMC_HTTP_H

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Lima instance discovery (docs/lima.md#instance-directory, docs/lima.md#limactl-list-json):
- * `limactl list --json NAME` when limactl is on PATH (JSON Lines), else the instance directory
- * itself (lima.yaml via libyaml, ha.pid, <vmType>.pid, status by Lima's own pid-file rule,
- * docs/lima.md#instance-status).
- * CONTRACT shared by host/ files: extend, do not break.
+ * `limactl list --format '{{json .}}' NAME` when limactl is on PATH (JSON Lines, limactl.c),
+ * else the instance directory itself (lima_dir.c: lima.yaml via libyaml, ha.pid,
+ * <vmType>.pid, status by Lima's own pid-file rule, docs/lima.md#instance-status).
  */
 #ifndef VMC_LIMA_H
 #define VMC_LIMA_H
@@ -37,7 +36,6 @@ struct lima_instance {
 	pid_t driver_pid;      /* driverPID / <vmType>.pid, 0 if none */
 	char lima_version[64]; /* limaVersion or <dir>/lima-version, "" if unknown */
 	const char *source;    /* "limactl" or "directory": how it was found */
-	/* ---- extensions (additive) ---- */
 	char problem[256]; /* why it is Broken, or what was odd (stale pid file...), "" if none */
 	char host_os[16];  /* "darwin", "linux": limactl's HostOS, else this machine's */
 	bool vm_type_defaulted; /* lima.yaml left vmType out: Lima's per-OS default was applied */
@@ -67,10 +65,11 @@ int lima_instance_list(struct lima_instance **out, size_t *n, char *err, size_t 
 /* <dir>/<rel> into buf ("sock/vmcost-agent.sock", "qmp.sock", "ha.stderr.log"). */
 int lima_instance_path(const struct lima_instance *inst, const char *rel, char *buf, size_t size);
 
-/* ---- extensions (additive) ------------------------------------------------------------------ */
-
 /* Lima's identifier rule: letters and digits, single '.', '_' or '-' between them. */
 bool lima_name_valid(const char *name);
+
+/* First line of `limactl --version` ("limactl version 2.2.0"), or "limactl version unknown". */
+void lima_limactl_version(char *buf, size_t size);
 
 /*
  * Parses `limactl list --json` output (JSON Lines, or the indented form limactl prints on a

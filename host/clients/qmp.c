@@ -2,31 +2,25 @@
 /* QMP framing is one JSON object per line ("\r\n"); the objects themselves go to jansson. */
 #include "clients/qmp.h"
 
+#include "clock.h"
 #include "jsonutil.h"
 #include "log.h"
 #include "message.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 /* macOS has no MSG_NOSIGNAL; vmcost ignores SIGPIPE in main() for the same effect. */
 #ifndef MSG_NOSIGNAL
 #define MSG_NOSIGNAL 0
 #endif
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
-}
 
 json_t *qmp_parse_message(const char *line, size_t len)
 {
@@ -42,7 +36,7 @@ json_t *qmp_parse_message(const char *line, size_t len)
 /* Next complete line as a JSON object; NULL with err on timeout, EOF or garbage. */
 static json_t *read_message(struct qmp *q, char *err, size_t errsize)
 {
-	double deadline = now_ms() + (double)q->timeout_ms;
+	double deadline = (vmc_monotonic_s() * 1000.0) + (double)q->timeout_ms;
 	for (;;) {
 		char *nl = memchr(q->buf, '\n', q->len);
 		if (nl) {
@@ -61,7 +55,7 @@ static json_t *read_message(struct qmp *q, char *err, size_t errsize)
 			textf(err, errsize, "QMP message longer than %zu bytes", sizeof q->buf);
 			return NULL;
 		}
-		double left = deadline - now_ms();
+		double left = deadline - (vmc_monotonic_s() * 1000.0);
 		struct pollfd pfd = {.fd = q->fd, .events = POLLIN};
 		int rc = left > 0 ? poll(&pfd, 1, (int)left + 1) : 0;
 		if (rc < 0 && errno == EINTR)
@@ -185,7 +179,8 @@ int qmp_open(struct qmp *q, const char *socket_path, long timeout_ms, char *err,
 			return VMC_EXIT_PERMISSION;
 		}
 		errno = e;
-		errorf(err, errsize, "cannot connect to QEMU's QMP socket %s (is the instance running?):",
+		errorf(err, errsize,
+		       "cannot connect to QEMU's QMP socket %s (is the instance running?):",
 		       socket_path);
 		return e == ENOENT ? VMC_EXIT_STOPPED : VMC_EXIT_FAILURE;
 	}

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "commands/cli.h"
 
+#include "clock.h"
 #include "jsonutil.h"
 #include "log.h"
-#include "platform/platform.h"
 #include "message.h"
+#include "platform/platform.h"
 #include "units.h"
 
 #include <errno.h>
@@ -53,21 +54,76 @@ static bool is_option(const char *arg, const char *name)
 	return strncmp(arg, name, len) == 0 && (arg[len] == '\0' || arg[len] == '=');
 }
 
-static bool match_switch(const struct cli_spec *spec, const char *arg, struct cli_opts *o)
-{
-	for (unsigned i = 0; spec->switches && spec->switches[i]; i++) {
-		if (strcmp(arg, spec->switches[i]) == 0) {
-			o->switches |= 1u << i;
-			return true;
-		}
-	}
-	return false;
-}
-
 static int usage_error(const struct cli_spec *spec, struct cli_opts *o, const char *what)
 {
 	usage_line(stderr, spec);
 	return cli_fail(o, VMC_EXIT_USAGE, "%s (see vmcost %s --help)", what, spec->name);
+}
+
+int cli_usage_error(const struct cli_spec *spec, const struct cli_opts *o, const char *fmt, ...)
+{
+	char what[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	usage_line(stderr, spec);
+	return cli_fail(o, VMC_EXIT_USAGE, "%s", what);
+}
+
+static const struct cli_option *find_option(const struct cli_spec *spec, const char *arg)
+{
+	for (const struct cli_option *opt = spec->options; opt && opt->name; opt++)
+		if (is_option(arg, opt->name))
+			return opt;
+	return NULL;
+}
+
+/* Stores v for opt; on a value that does not fit, a message in what and -1. */
+static int set_option(const struct cli_option *opt, const char *v, char *what, size_t size)
+{
+	if (opt->given)
+		*opt->given = true;
+	if (opt->none && strcmp(v, "none") == 0) {
+		*opt->none = true;
+		return 0;
+	}
+	char *end;
+	long count;
+	switch (opt->kind) {
+	case CLI_FLAG:
+		*opt->flag = true;
+		return 0;
+	case CLI_TEXT:
+		*opt->text = v;
+		return 0;
+	case CLI_COUNT:
+		errno = 0;
+		count = strtol(v, &end, 10);
+		if (*v == '\0' || *end || errno || count <= 0 || count > 100000) {
+			textf(what, size, "%s needs a positive whole number, not \"%s\"", opt->name,
+			      v);
+			return -1;
+		}
+		*opt->count = (int)count;
+		return 0;
+	case CLI_SECONDS:
+		if (cli_duration(v, opt->seconds) != 0) {
+			textf(what, size,
+			      "%s needs a duration (\"40\", \"40s\", \"2m\"), not \"%s\"",
+			      opt->name, v);
+			return -1;
+		}
+		return 0;
+	case CLI_SIZE:
+		if (vmc_parse_size(v, opt->size) != 0) {
+			textf(what, size, "%s needs a size (\"1G\", \"512MiB\")%s, not \"%s\"",
+			      opt->name, opt->none ? " or none" : "", v);
+			return -1;
+		}
+		return 0;
+	}
+	return -1;
 }
 
 int cli_parse(const struct cli_spec *spec, int argc, char **argv, struct cli_opts *o)
@@ -75,6 +131,7 @@ int cli_parse(const struct cli_spec *spec, int argc, char **argv, struct cli_opt
 	memset(o, 0, sizeof *o);
 	bool options_done = false;
 	char what[300];
+	const struct cli_option *opt;
 	/* --json anywhere applies to errors about other arguments too. */
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0)
@@ -109,8 +166,21 @@ int cli_parse(const struct cli_spec *spec, int argc, char **argv, struct cli_opt
 					      v ? v : "");
 					return usage_error(spec, o, what);
 				}
-			} else if (match_switch(spec, a, o)) {
-				/* recorded in o->switches */
+			} else if ((opt = find_option(spec, a))) {
+				const char *v = "";
+				if (opt->kind != CLI_FLAG) {
+					v = option_value(argc, argv, &i, opt->name);
+					if (!v) {
+						textf(what, sizeof what, "%s needs a value",
+						      opt->name);
+						return usage_error(spec, o, what);
+					}
+				} else if (a[strlen(opt->name)] == '=') {
+					textf(what, sizeof what, "%s takes no value", opt->name);
+					return usage_error(spec, o, what);
+				}
+				if (set_option(opt, v, what, sizeof what) != 0)
+					return usage_error(spec, o, what);
 			} else {
 				textf(what, sizeof what, "unknown option \"%s\"", a);
 				return usage_error(spec, o, what);
@@ -205,11 +275,6 @@ void cli_catch_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
-bool cli_interrupted(void)
-{
-	return cli_stop != 0;
-}
-
 int cli_stop_requested(void)
 {
 	return cli_stop != 0;
@@ -217,9 +282,9 @@ int cli_stop_requested(void)
 
 bool cli_sleep(double seconds)
 {
-	double end = platform_now() + seconds;
+	double end = vmc_monotonic_s() + seconds;
 	while (!cli_stop) {
-		double left = end - platform_now();
+		double left = end - vmc_monotonic_s();
 		if (left <= 0)
 			return true;
 		/* Short naps so a signal that lands between the check and the sleep costs little.

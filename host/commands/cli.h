@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -21,14 +22,41 @@ enum cli_flags {
 	CLI_WATCH = 1 << 1, /* --watch SECONDS */
 };
 
+/* The kinds of value a command's own long option takes (checked by cli_parse). */
+enum cli_value {
+	CLI_FLAG,    /* no value: *flag = true */
+	CLI_TEXT,    /* any text: *text points into argv */
+	CLI_COUNT,   /* a whole number 1..100000: *count */
+	CLI_SECONDS, /* a positive duration ("40", "40s", "2m", "500ms"): *seconds */
+	CLI_SIZE,    /* a size ("1G", "512MiB", "4096"): *size */
+};
+
+/*
+ * A command's own option, --name VALUE or --name=VALUE. The target matching kind is written;
+ * given (optional) becomes true when the option is on the command line; none (optional) makes
+ * the word "none" a valid value that sets *none instead of the target.
+ */
+struct cli_option {
+	const char *name; /* "--size" */
+	enum cli_value kind;
+	union {
+		bool *flag;
+		const char **text;
+		int *count;
+		double *seconds;
+		uint64_t *size;
+	};
+	bool *given;
+	bool *none;
+};
+
 struct cli_spec {
 	const char *name;     /* "footprint" */
 	const char *synopsis; /* "NAME [--watch SECONDS] [--pid PID] [--json]" */
 	const char *help;     /* what it does, its arguments, an example (printed by --help) */
 	unsigned flags;
 	int min_args, max_args;
-	/* Extra on/off options of this command ("--direct"), NULL-terminated; may be NULL. */
-	const char *const *switches;
+	const struct cli_option *options; /* the command's own, ended by {0}; may be NULL */
 };
 
 struct cli_opts {
@@ -37,7 +65,6 @@ struct cli_opts {
 	double watch; /* --watch seconds, 0 if not given */
 	int nargs;
 	char *args[8];
-	unsigned switches; /* bit i: spec->switches[i] was given */
 };
 
 /* Returned by cli_parse when the command should go on. */
@@ -45,6 +72,11 @@ struct cli_opts {
 
 /* Parses argv (argv[0] is the subcommand). Returns CLI_CONTINUE, or the exit code to return. */
 int cli_parse(const struct cli_spec *spec, int argc, char **argv, struct cli_opts *o);
+
+/* A usage error found after cli_parse (a value that does not fit the others): the usage line
+ * on stderr, then cli_fail with VMC_EXIT_USAGE. Returns VMC_EXIT_USAGE. */
+__attribute__((format(printf, 3, 4))) int
+cli_usage_error(const struct cli_spec *spec, const struct cli_opts *o, const char *fmt, ...);
 
 /*
  * Reports an error and returns code: "vmcost: error: MSG" on stderr and, with --json, also
@@ -67,11 +99,10 @@ int cli_vm_process(const struct cli_opts *o, const char *name, struct lima_insta
 		   struct vmproc *vp);
 
 /* SIGINT/SIGTERM set a flag instead of killing us, so long runs clean up and exit 130. The flag
- * itself is shared so long-running helpers (limactl_run, pressure_run, workloads) can poll it. */
+ * itself is shared so long-running helpers (process_run, pressure_run, workloads) can poll it. */
 extern volatile sig_atomic_t cli_stop;
 void cli_catch_signals(void);
-bool cli_interrupted(void);
-/* cli_interrupted() in the shape docker_set_abort_check() takes. */
+/* Non-zero once SIGINT/SIGTERM arrived (the shape docker_set_abort_check() takes). */
 int cli_stop_requested(void);
 /* Sleeps, waking early on a signal; false if interrupted. */
 bool cli_sleep(double seconds);

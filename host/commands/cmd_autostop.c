@@ -6,17 +6,16 @@
  */
 #include "autostop/daemon.h"
 #include "autostop/status.h"
+#include "clients/lima.h"
 #include "commands/cli.h"
 #include "commands/commands.h"
 #include "jsonutil.h"
-#include "clients/lima.h"
 #include "log.h"
 #include "message.h"
 #include "platform/platform.h"
 #include "units.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -26,93 +25,59 @@
 #define DEFAULT_START_TIMEOUT_S (10 * 60.0) /* Lima's own default for limactl start */
 #define DEFAULT_STOP_TIMEOUT_S	(5 * 60.0)
 
-static const char help[] =
-    "usage: vmcost autostop NAME [--idle DURATION] [--listen PATH] [--start-timeout DURATION]\n"
-    "                            [--status] [--json]\n\n"
-    "Serves a Docker socket for instance NAME that starts the VM on the first API call and\n"
-    "stops it once, for a whole idle period, no client was connected and Docker reported no\n"
-    "running container. Every connection is relayed byte for byte to NAME's sock/docker.sock\n"
-    "(attach, exec -it, logs -f, events and BuildKit work); a client that arrives while the\n"
-    "VM is stopped is held while `limactl start NAME` runs, until Docker answers /_ping.\n"
-    "It never stops an instance it did not see running and healthy, and never during a start.\n"
-    "Runs in the foreground and prints one line per decision; SIGTERM closes the socket and\n"
-    "leaves the VM as it is. Point clients at it with:  eval \"$(vmcost env NAME)\"\n\n"
-    "  --idle DURATION           idle period before a stop (default 5m; 30s, 1h...)\n"
-    "  --listen PATH             the socket clients use (default\n"
-    "                            $LIMA_HOME/NAME/sock/docker-autostop.sock)\n"
-    "  --start-timeout DURATION  how long held clients wait for a start (default 10m)\n"
-    "  --status                  ask the running daemon instead: state, idle time, last start\n"
-    "                            duration, RAM the last stop gave back (the other options are\n"
-    "                            ignored)\n"
-    "  --json                    decisions (or the status) as JSON\n\n"
-    "Socket activation: started by systemd (.socket) or launchd (Sockets: Listener), it\n"
-    "takes the socket it is given instead of making one.\n\n"
-    "Example: vmcost autostop dev --idle 10m\n";
+static const struct cli_spec autostop_spec = {
+    .name = "autostop",
+    .synopsis = "NAME [--idle DURATION] [--listen PATH] [--start-timeout DURATION]\n"
+		"                            [--status] [--json]",
+    .help =
+	"Serves a Docker socket for instance NAME that starts the VM on the first API call and\n"
+	"stops it once, for a whole idle period, no client was connected and Docker reported no\n"
+	"running container. Every connection is relayed byte for byte to NAME's sock/docker.sock\n"
+	"(attach, exec -it, logs -f, events and BuildKit work); a client that arrives while the\n"
+	"VM is stopped is held while `limactl start NAME` runs, until Docker answers /_ping.\n"
+	"It never stops an instance it did not see running and healthy, and never during a start.\n"
+	"Runs in the foreground and prints one line per decision; SIGTERM closes the socket and\n"
+	"leaves the VM as it is. Point clients at it with:  eval \"$(vmcost env NAME)\"\n\n"
+	"  --idle DURATION           idle period before a stop (default 5m; 30s, 1h...)\n"
+	"  --listen PATH             the socket clients use (default\n"
+	"                            $LIMA_HOME/NAME/sock/docker-autostop.sock)\n"
+	"  --start-timeout DURATION  how long held clients wait for a start (default 10m)\n"
+	"  --status                  ask the running daemon instead: state, idle time, last start\n"
+	"                            duration, RAM the last stop gave back (the other options are\n"
+	"                            ignored)\n"
+	"  --json                    decisions (or the status) as JSON\n\n"
+	"Socket activation: started by systemd (.socket) or launchd (Sockets: Listener), it\n"
+	"takes the socket it is given instead of making one.\n\n"
+	"Example: vmcost autostop dev --idle 10m\n",
+    .min_args = 1,
+    .max_args = 1,
+};
 
 struct autostop_opts {
 	const char *name;
 	const char *listen;
 	double idle_s, start_timeout_s;
-	bool status, json;
+	bool status;
 };
 
-static int parse_duration_opt(const char *opt, const char *arg, double *out)
+/* autostop's command line into co and o: CLI_CONTINUE, or the exit code to return. */
+static int parse_args(int argc, char **argv, struct cli_opts *co, struct autostop_opts *o)
 {
-	if (cli_duration(arg, out) == 0)
-		return 0;
-	fputs(help, stderr);
-	die(VMC_EXIT_USAGE, "%s needs a duration such as 30s, 5m or 1h, got \"%s\"", opt, arg);
-}
-
-static int parse_args(int argc, char **argv, struct autostop_opts *o)
-{
-	static const struct option longopts[] = {
-	    {"idle", required_argument, NULL, 'i'},
-	    {"listen", required_argument, NULL, 'l'},
-	    {"start-timeout", required_argument, NULL, 't'},
-	    {"status", no_argument, NULL, 's'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	*o = (struct autostop_opts){.idle_s = DEFAULT_IDLE_S,
 				    .start_timeout_s = DEFAULT_START_TIMEOUT_S};
-	optind = 1;
-	opterr = 0;
-	int c;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			fputs(help, stdout);
-			return VMC_EXIT_OK;
-		case 'i':
-			parse_duration_opt("--idle", optarg, &o->idle_s);
-			break;
-		case 't':
-			parse_duration_opt("--start-timeout", optarg, &o->start_timeout_s);
-			break;
-		case 'l':
-			o->listen = optarg;
-			break;
-		case 's':
-			o->status = true;
-			break;
-		case 'j':
-			o->json = true;
-			break;
-		default:
-			fputs(help, stderr);
-			die(VMC_EXIT_USAGE, "unknown option or missing value: %s",
-			    argv[optind - 1]);
-		}
-	}
-	if (optind != argc - 1) {
-		fputs(help, stderr);
-		die(VMC_EXIT_USAGE, "%s",
-		    optind >= argc ? "an instance name is required" : "one instance name, please");
-	}
-	o->name = argv[optind];
-	return CLI_CONTINUE;
+	const struct cli_option options[] = {
+	    {.name = "--idle", .kind = CLI_SECONDS, .seconds = &o->idle_s},
+	    {.name = "--listen", .kind = CLI_TEXT, .text = &o->listen},
+	    {.name = "--start-timeout", .kind = CLI_SECONDS, .seconds = &o->start_timeout_s},
+	    {.name = "--status", .kind = CLI_FLAG, .flag = &o->status},
+	    {0},
+	};
+	struct cli_spec spec = autostop_spec;
+	spec.options = options;
+	int rc = cli_parse(&spec, argc, argv, co);
+	if (rc == CLI_CONTINUE)
+		o->name = co->args[0];
+	return rc;
 }
 
 static int show_status(const struct cli_opts *co, const struct lima_instance *inst)
@@ -174,17 +139,17 @@ static int fill_config(const struct cli_opts *co, const struct autostop_opts *o,
 	cfg->start_timeout_s = o->start_timeout_s;
 	cfg->stop_timeout_s = DEFAULT_STOP_TIMEOUT_S;
 	cfg->instance_running = inst->status == LIMA_STATUS_RUNNING;
-	cfg->json = o->json;
+	cfg->json = co->json;
 	return take_activated_socket(co, cfg);
 }
 
 int cmd_autostop(int argc, char **argv)
 {
+	struct cli_opts co;
 	struct autostop_opts o;
-	int rc = parse_args(argc, argv, &o);
+	int rc = parse_args(argc, argv, &co, &o);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	struct cli_opts co = {.json = o.json};
 	struct lima_instance inst;
 	char err[1024];
 	if ((rc = lima_instance_load(o.name, &inst, err, sizeof err)) != VMC_EXIT_OK)

@@ -4,13 +4,14 @@
  * balloon), with the guest's MemTotal and the host footprint before and after. vz and krunkit
  * have nothing to drive, and the command says why instead of pretending.
  */
+#include "clients/guest_memory.h"
+#include "clients/qmp.h"
+#include "clock.h"
 #include "commands/cli.h"
 #include "commands/commands.h"
-#include "clients/guest.h"
 #include "jsonutil.h"
 #include "log.h"
-#include "measure/measure.h"
-#include "clients/qmp.h"
+#include "measure/vm_sample.h"
 #include "message.h"
 #include "units.h"
 
@@ -105,7 +106,7 @@ static int wait_for_target(const struct cli_opts *o, struct qmp *q, uint64_t tar
 			   uint64_t *actual, bool *reached)
 {
 	char err[512], cls[64], a[32], b[32];
-	double start = platform_now();
+	double start = vmc_monotonic_s();
 	*reached = false;
 	for (;;) {
 		int rc = qmp_query_balloon(q, actual, cls, sizeof cls, err, sizeof err);
@@ -116,11 +117,11 @@ static int wait_for_target(const struct cli_opts *o, struct qmp *q, uint64_t tar
 			*reached = true;
 			break;
 		}
-		if (platform_now() - start >= BALLOON_WAIT_MAX_S)
+		if (vmc_monotonic_s() - start >= BALLOON_WAIT_MAX_S)
 			break;
 		cli_progress("balloon: guest at %s, target %s (%.0f s)",
 			     vmc_format_bytes(*actual, a, sizeof a),
-			     vmc_format_bytes(target, b, sizeof b), platform_now() - start);
+			     vmc_format_bytes(target, b, sizeof b), vmc_monotonic_s() - start);
 		if (!cli_sleep(0.25))
 			return cli_fail(
 			    o, VMC_EXIT_INTERRUPTED,

@@ -5,13 +5,14 @@
  * ha.stderr.log (Lima's hostagent log, DEBUG level, never rotated: docs/lima.md#host-side-logs).
  */
 #include "clients/agent_client.h"
+#include "clients/process.h"
+#include "clock.h"
 #include "commands/cli.h"
 #include "commands/commands.h"
 #include "diskstats.h"
 #include "jsonutil.h"
 #include "log.h"
-#include "measure/measure.h"
-#include "clients/subprocess.h"
+#include "measure/vm_sample.h"
 #include "message.h"
 #include "units.h"
 
@@ -80,9 +81,10 @@ static int disks_from_agent(const struct lima_instance *inst, struct vmc_disksta
 static int disks_from_shell(const struct lima_instance *inst, struct vmc_diskstats *ds, char *err,
 			    size_t errsize)
 {
-	char *argv[] = {"limactl", "shell", (char *)inst->name, "cat", "/proc/diskstats", NULL};
-	struct spawn_result res;
-	if (spawn_capture(argv, NULL, GUEST_READ_TIMEOUT_MS, &res) < 0) {
+	const char *argv[] = {"limactl", "shell", inst->name, "cat", "/proc/diskstats", NULL};
+	struct process_result res;
+	if (process_run(argv, &(struct process_options){.timeout_ms = GUEST_READ_TIMEOUT_MS},
+			&res) < 0) {
 		textf(err, errsize, "limactl is not on PATH, and the agent reports no disks");
 		return -1;
 	}
@@ -94,7 +96,7 @@ static int disks_from_shell(const struct lima_instance *inst, struct vmc_disksta
 		textf(err, errsize, "the guest's /proc/diskstats is malformed");
 	else
 		rc = 0;
-	spawn_result_free(&res);
+	process_result_free(&res);
 	return rc;
 }
 
@@ -281,9 +283,9 @@ int cmd_disk(int argc, char **argv)
 	if ((rc = measure_vm(&vp, &r.a, err, sizeof err)) != VMC_EXIT_OK)
 		return cli_fail(&o, rc, "%s", err);
 	double end = r.a.vm.taken_at + duration;
-	while (platform_now() < end) {
-		cli_progress("measuring writes, %.0f s left", end - platform_now());
-		if (!cli_sleep(end - platform_now() > 1 ? 1 : end - platform_now())) {
+	while (vmc_monotonic_s() < end) {
+		cli_progress("measuring writes, %.0f s left", end - vmc_monotonic_s());
+		if (!cli_sleep(end - vmc_monotonic_s() > 1 ? 1 : end - vmc_monotonic_s())) {
 			cli_progress_done();
 			return cli_fail(&o, VMC_EXIT_INTERRUPTED, "interrupted: nothing measured");
 		}

@@ -5,11 +5,12 @@
  * path lengths.
  */
 #include "clients/agent_client.h"
+#include "clients/process.h"
+#include "color.h"
 #include "commands/cli.h"
 #include "commands/commands.h"
 #include "jsonutil.h"
 #include "log.h"
-#include "clients/subprocess.h"
 #include "message.h"
 #include "units.h"
 
@@ -97,14 +98,8 @@ static void check_lima_version(struct host_checks *h, const struct lima_instance
 	struct check *c = add(h, "lima-version", "Lima version");
 	char version[64] = "";
 	const char *source = "limactl --version";
-	char *argv[] = {"limactl", "--version", NULL};
-	struct spawn_result res;
-	if (spawn_capture(argv, NULL, 10000, &res) == 0) {
-		if (res.exit_code == 0)
-			textf(version, sizeof version, "%.*s", (int)strcspn(res.out, "\n"),
-			      res.out);
-		spawn_result_free(&res);
-	}
+	const char *argv[] = {"limactl", "--version", NULL};
+	process_first_line(argv, 10000, version, sizeof version);
 	if (!version[0] && inst->lima_version[0]) {
 		textf(version, sizeof version, "%s", inst->lima_version);
 		source = "the Lima that created the instance";
@@ -266,24 +261,12 @@ static json_t *check_json(const struct check *c)
 			 c->fix[0] ? json_string(c->fix) : json_null());
 }
 
-static const char *status_color(const char *status)
-{
-	if (!vmc_use_color(stdout))
-		return "";
-	if (strcmp(status, "ok") == 0)
-		return "\033[32m";
-	if (strcmp(status, "warn") == 0)
-		return "\033[33m";
-	if (strcmp(status, "fail") == 0)
-		return "\033[31m";
-	return "\033[2m";
-}
-
 static void print_check(const char *status, const char *title, const char *observed,
 			const char *why, const char *fix)
 {
-	printf("%s%-4s%s  %s: %s\n", status_color(status), status, cli_reset(), title,
-	       observed ? observed : "");
+	bool color = vmc_use_color(stdout);
+	printf("%s%-4s%s  %s: %s\n", vmc_status_color(status, color), status,
+	       vmc_color_reset(color), title, observed ? observed : "");
 	if (strcmp(status, "ok") != 0 && strcmp(status, "n/a") != 0) {
 		if (why && *why)
 			printf("      why: %s\n", why);
@@ -325,8 +308,9 @@ static void print_human(const struct lima_instance *inst, const struct host_chec
 	const json_t *c;
 	json_array_foreach(json_object_get(checks, "checks"), i, c)
 	{
-		const char *st = vmc_json_get_str(c, "status");
-		print_check(st ? st : "?", vmc_json_get_str(c, "title"),
+		/* The agent may be older or newer than vmcost: any field may be missing. */
+		print_check(vmc_json_get_str_or(c, "status", "?"),
+			    vmc_json_get_str_or(c, "title", vmc_json_get_str_or(c, "id", "?")),
 			    vmc_json_get_str(c, "observed"), vmc_json_get_str(c, "why"),
 			    vmc_json_get_str(c, "fix"));
 	}

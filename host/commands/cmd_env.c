@@ -33,7 +33,6 @@ static const struct cli_spec spec = {
 	    "  --direct  docker.sock itself, even when vmcost autostop serves NAME\n"
 	    "  --json    machine-readable output\n\n"
 	    "Example: vmcost env dev\n",
-    .switches = (const char *const[]){"--direct", NULL},
     .min_args = 1,
     .max_args = 1,
 };
@@ -97,11 +96,17 @@ static void autostop_socket(const struct lima_instance *inst, char *buf, size_t 
 
 int cmd_env(int argc, char **argv)
 {
+	bool direct = false;
+	const struct cli_option options[] = {
+	    {.name = "--direct", .kind = CLI_FLAG, .flag = &direct},
+	    {0},
+	};
+	struct cli_spec env_spec = spec;
+	env_spec.options = options;
 	struct cli_opts o;
-	int rc = cli_parse(&spec, argc, argv, &o);
+	int rc = cli_parse(&env_spec, argc, argv, &o);
 	if (rc != CLI_CONTINUE)
 		return rc;
-	bool direct = o.switches & 1u;
 	struct lima_instance inst;
 	char err[1024], sock[4200], host[4300], context[300];
 	if ((rc = lima_instance_load(o.args[0], &inst, err, sizeof err)) != VMC_EXIT_OK)

@@ -4,7 +4,7 @@
 #include "commands/commands.h"
 #include "jsonutil.h"
 #include "log.h"
-#include "measure/measure.h"
+#include "measure/vm_sample.h"
 #include "units.h"
 
 #include <string.h>

@@ -4,14 +4,15 @@
  * min/median/max (the median shrugs off one wake-up burst), plus wakeups where the OS counts
  * them (macOS) or context switches of every VM thread (Linux).
  */
+#include "clock.h"
 #include "commands/cli.h"
 #include "commands/commands.h"
+#include "commands/table.h"
 #include "jsonutil.h"
 #include "log.h"
-#include "measure/measure.h"
-#include "stats.h"
-#include "commands/table.h"
+#include "measure/vm_sample.h"
 #include "message.h"
+#include "stats.h"
 #include "units.h"
 
 #include <errno.h>
@@ -77,14 +78,14 @@ static void fill_interval(const struct reading *a, const struct reading *b, stru
 	iv->seconds = b->s.vm.taken_at - a->s.vm.taken_at;
 	iv->vm_percent = measure_cpu_percent(&a->s.vm, &b->s.vm);
 	iv->ha_percent = a->s.has_ha && b->s.has_ha ? measure_cpu_percent(&a->s.ha, &b->s.ha) : 0;
-	double t = iv->seconds > 0 ? iv->seconds : 1;
 	if (b->s.vm.has_wakeups) {
-		iv->idle_wakeups = (double)(b->s.vm.idle_wakeups - a->s.vm.idle_wakeups) / t;
+		iv->idle_wakeups =
+		    measure_rate(a->s.vm.idle_wakeups, b->s.vm.idle_wakeups, iv->seconds);
 		iv->interrupt_wakeups =
-		    (double)(b->s.vm.interrupt_wakeups - a->s.vm.interrupt_wakeups) / t;
+		    measure_rate(a->s.vm.interrupt_wakeups, b->s.vm.interrupt_wakeups, iv->seconds);
 	}
-	if (a->has_switches && b->has_switches && b->switches >= a->switches)
-		iv->switches = (double)(b->switches - a->switches) / t;
+	if (a->has_switches && b->has_switches)
+		iv->switches = measure_rate(a->switches, b->switches, iv->seconds);
 }
 
 static struct vmc_summary summarize(const struct idle_run *run, size_t offset)
@@ -263,9 +264,10 @@ static int sample_loop(const struct cli_opts *o, const struct vmproc *vp, struct
 	for (size_t i = 0; i < run->planned; i++) {
 		double due = start + (double)(i + 1) * run->interval;
 		cli_progress("interval %zu/%zu, %.0f s left", i + 1, run->planned,
-			     due + (double)(run->planned - i - 1) * run->interval - platform_now());
+			     due + (double)(run->planned - i - 1) * run->interval -
+				 vmc_monotonic_s());
 		/* Sleep to a fixed schedule so sampling overhead does not stretch the run. */
-		if (!cli_sleep(due - platform_now()))
+		if (!cli_sleep(due - vmc_monotonic_s()))
 			return VMC_EXIT_INTERRUPTED;
 		rc = take_reading(vp, &cur, err, sizeof err);
 		if (rc != VMC_EXIT_OK) {

@@ -4,13 +4,13 @@
  * still holds for the VM although the guest has it free: footprint - (MemTotal - MemFree).
  */
 #include "autostop/status.h"
+#include "clients/guest_memory.h"
 #include "commands/cli.h"
 #include "commands/commands.h"
-#include "clients/guest.h"
+#include "commands/table.h"
 #include "jsonutil.h"
 #include "log.h"
-#include "measure/measure.h"
-#include "commands/table.h"
+#include "measure/vm_sample.h"
 #include "message.h"
 #include "units.h"
 

@@ -5,23 +5,23 @@
  * 60 s and 1 client x 20 s (tps, mean latency) in a postgres container through the Docker Engine
  * API, then the idle host CPU of the VM process with the container still running.
  */
+#include "clients/lima.h"
+#include "clock.h"
 #include "commands/cli.h"
 #include "commands/commands.h"
 #include "jsonutil.h"
-#include "clients/lima.h"
-#include "clients/limactl_run.h"
 #include "log.h"
+#include "measure/progress.h"
+#include "measure/results.h"
+#include "measure/vm_sample.h"
+#include "measure/workload.h"
 #include "message.h"
 #include "platform/platform.h"
-#include "commands/progress.h"
-#include "measure/results.h"
+#include "platform/vmproc.h"
 #include "stats.h"
 #include "units.h"
-#include "platform/vmproc.h"
-#include "measure/workload.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,75 +31,40 @@
 
 struct load_opts {
 	const char *name, *image, *results_dir;
-	bool no_pull, keep, json;
+	bool no_pull, keep;
 	int scale, clients;
 	double duration, single_duration, idle, interval;
-	pid_t pid;
 };
 
-static void usage(FILE *f)
-{
-	fprintf(
-	    f,
-	    "usage: vmcost load NAME [--image IMAGE] [--no-pull] [--scale N] [--clients N]\n"
-	    "                   [--duration SECONDS] [--single-duration SECONDS]\n"
-	    "                   [--idle SECONDS] [--interval SECONDS] [--keep] [--json]\n"
-	    "                   [--results DIR|none] [--pid PID]\n"
-	    "\n"
-	    "The published load table through the instance's docker.sock: pgbench -i -s N, then\n"
-	    "N clients x S s and 1 client x S s (tps, mean latency), then the idle CPU of the\n"
-	    "VM process with the postgres container still running.\n"
-	    "\n"
-	    "  --image            postgres image (default " PG_DEFAULT_IMAGE
-	    "), pulled if missing\n"
-	    "                     unless --no-pull\n"
-	    "  --scale            pgbench -s (50)\n"
-	    "  --clients          clients of the first run (8); --duration its -T (60)\n"
-	    "  --single-duration  -T of the 1-client run (20)\n"
-	    "  --idle, --interval idle measurement with the container running (60 s in 10 s "
-	    "steps)\n"
-	    "  --keep             leave the container running afterwards (docker rm "
-	    "-f " PG_CONTAINER_NAME ")\n"
-	    "  --results          where the .md/.json go (default: the current directory)\n");
-}
+static const struct cli_spec load_spec = {
+    .name = "load",
+    .synopsis = "NAME [--image IMAGE] [--no-pull] [--scale N] [--clients N]\n"
+		"                   [--duration SECONDS] [--single-duration SECONDS]\n"
+		"                   [--idle SECONDS] [--interval SECONDS] [--keep] [--json]\n"
+		"                   [--results DIR|none] [--pid PID]",
+    .help =
+	"The published load table through the instance's docker.sock: pgbench -i -s N, then\n"
+	"N clients x S s and 1 client x S s (tps, mean latency), then the idle CPU of the\n"
+	"VM process with the postgres container still running.\n"
+	"\n"
+	"  --image            postgres image (default " PG_DEFAULT_IMAGE "), pulled if missing\n"
+	"                     unless --no-pull\n"
+	"  --scale            pgbench -s (50)\n"
+	"  --clients          clients of the first run (8); --duration its -T (60)\n"
+	"  --single-duration  -T of the 1-client run (20)\n"
+	"  --idle, --interval idle measurement with the container running (60 s in 10 s "
+	"steps)\n"
+	"  --keep             leave the container running afterwards (docker rm "
+	"-f " PG_CONTAINER_NAME ")\n"
+	"  --results          where the .md/.json go (default: the current directory)\n",
+    .flags = CLI_PID,
+    .min_args = 1,
+    .max_args = 1,
+};
 
-static int number(const char *opt, const char *s, int *out)
+/* load's command line into cli and o: CLI_CONTINUE, or the exit code to return. */
+static int parse_args(int argc, char **argv, struct cli_opts *cli, struct load_opts *o)
 {
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (!*s || *end || v <= 0 || v > 100000)
-		die(VMC_EXIT_USAGE, "%s needs a positive whole number, not \"%s\"", opt, s);
-	*out = (int)v;
-	return 0;
-}
-
-static double seconds(const char *opt, const char *s)
-{
-	double v;
-	if (vmc_parse_duration(s, &v) != 0 || v <= 0)
-		die(VMC_EXIT_USAGE, "%s needs a duration (\"60\", \"20s\", \"2m\"), not \"%s\"",
-		    opt, s);
-	return v;
-}
-
-static int parse_args(int argc, char **argv, struct load_opts *o)
-{
-	static const struct option longopts[] = {
-	    {"image", required_argument, NULL, 'i'},
-	    {"no-pull", no_argument, NULL, 'N'},
-	    {"scale", required_argument, NULL, 's'},
-	    {"clients", required_argument, NULL, 'c'},
-	    {"duration", required_argument, NULL, 'd'},
-	    {"single-duration", required_argument, NULL, 'S'},
-	    {"idle", required_argument, NULL, 'I'},
-	    {"interval", required_argument, NULL, 'n'},
-	    {"keep", no_argument, NULL, 'k'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"results", required_argument, NULL, 'R'},
-	    {"pid", required_argument, NULL, 'P'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	*o = (struct load_opts){.scale = 50,
 				.clients = 8,
 				.duration = 60,
@@ -107,67 +72,30 @@ static int parse_args(int argc, char **argv, struct load_opts *o)
 				.idle = 60,
 				.interval = 10,
 				.results_dir = "."};
-	optind = 1;
-	opterr = 0;
-	int c, pid;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			usage(stdout);
-			return 1;
-		case 'i':
-			o->image = optarg;
-			break;
-		case 'N':
-			o->no_pull = true;
-			break;
-		case 's':
-			number("--scale", optarg, &o->scale);
-			break;
-		case 'c':
-			number("--clients", optarg, &o->clients);
-			break;
-		case 'd':
-			o->duration = seconds("--duration", optarg);
-			break;
-		case 'S':
-			o->single_duration = seconds("--single-duration", optarg);
-			break;
-		case 'I':
-			o->idle = seconds("--idle", optarg);
-			break;
-		case 'n':
-			o->interval = seconds("--interval", optarg);
-			break;
-		case 'k':
-			o->keep = true;
-			break;
-		case 'j':
-			o->json = true;
-			break;
-		case 'R':
-			o->results_dir = optarg;
-			break;
-		case 'P':
-			number("--pid", optarg, &pid);
-			o->pid = pid;
-			break;
-		default:
-			usage(stderr);
-			die(VMC_EXIT_USAGE, "unknown option or missing value: %s",
-			    argv[optind - 1]);
-		}
-	}
-	if (optind != argc - 1) {
-		usage(stderr);
-		die(VMC_EXIT_USAGE, "%s",
-		    optind >= argc ? "an instance name is required" : "one instance name, please");
-	}
+	const struct cli_option options[] = {
+	    {.name = "--image", .kind = CLI_TEXT, .text = &o->image},
+	    {.name = "--no-pull", .kind = CLI_FLAG, .flag = &o->no_pull},
+	    {.name = "--scale", .kind = CLI_COUNT, .count = &o->scale},
+	    {.name = "--clients", .kind = CLI_COUNT, .count = &o->clients},
+	    {.name = "--duration", .kind = CLI_SECONDS, .seconds = &o->duration},
+	    {.name = "--single-duration", .kind = CLI_SECONDS, .seconds = &o->single_duration},
+	    {.name = "--idle", .kind = CLI_SECONDS, .seconds = &o->idle},
+	    {.name = "--interval", .kind = CLI_SECONDS, .seconds = &o->interval},
+	    {.name = "--keep", .kind = CLI_FLAG, .flag = &o->keep},
+	    {.name = "--results", .kind = CLI_TEXT, .text = &o->results_dir},
+	    {0},
+	};
+	struct cli_spec spec = load_spec;
+	spec.options = options;
+	int rc = cli_parse(&spec, argc, argv, cli);
+	if (rc != CLI_CONTINUE)
+		return rc;
+	o->name = cli->args[0];
 	if (o->interval > o->idle)
-		die(VMC_EXIT_USAGE, "--interval (%.0f s) is longer than --idle (%.0f s)",
-		    o->interval, o->idle);
-	o->name = argv[optind];
-	return 0;
+		return cli_usage_error(&spec, cli,
+				       "--interval (%.0f s) is longer than --idle (%.0f s)",
+				       o->interval, o->idle);
+	return CLI_CONTINUE;
 }
 
 static void on_note(const char *text, void *ctx)
@@ -202,8 +130,7 @@ static int idle_cpu(pid_t pid, const struct load_opts *o, struct progress *prog,
 			;
 		if (cli_stop || platform_proc_sample(pid, &cur) != 0)
 			break;
-		double wall = cur.taken_at - prev.taken_at;
-		pct[got++] = wall > 0 ? (double)(cur.cpu_ns - prev.cpu_ns) / 1e9 / wall * 100 : 0;
+		pct[got++] = measure_cpu_percent(&prev, &cur);
 		prev = cur;
 	}
 	struct vmc_summary s = vmc_summarize(pct, got);
@@ -218,6 +145,7 @@ static int idle_cpu(pid_t pid, const struct load_opts *o, struct progress *prog,
 }
 
 struct load {
+	struct cli_opts cli; /* --json, --pid, NAME */
 	struct load_opts o;
 	struct lima_instance inst;
 	struct vmproc vp;
@@ -358,7 +286,7 @@ static json_t *header(struct load *l)
 	results_iso_time(l->started, when, sizeof when);
 	json_t *machine = results_machine();
 	results_machine_line(machine, line, sizeof line);
-	limactl_version_line(lv, sizeof lv);
+	lima_limactl_version(lv, sizeof lv);
 	json_t *doc = json_pack("{s:s, s:s, s:s, s:s}", "command", "load", "version",
 				VMCOST_VERSION, "started_at", when, "limactl_version", lv);
 	json_object_set_new(doc, "machine", machine);
@@ -381,12 +309,12 @@ static int finish(struct load *l, int rc, struct pg_run runs[2], json_t *idle, c
 	progress_clear(&l->prog);
 	if (rc == VMC_EXIT_INTERRUPTED || cli_stop) {
 		json_decref(idle);
-		return cli_fail(&(struct cli_opts){.json = l->o.json}, VMC_EXIT_INTERRUPTED,
+		return cli_fail(&l->cli, VMC_EXIT_INTERRUPTED,
 				"interrupted: the postgres container was removed");
 	}
 	if (rc != VMC_EXIT_OK) {
 		json_decref(idle);
-		cli_fail(&(struct cli_opts){.json = l->o.json}, rc, "%s", err);
+		cli_fail(&l->cli, rc, "%s", err);
 		return rc;
 	}
 	json_object_set_new(l->doc, "pgbench",
@@ -399,30 +327,31 @@ static int finish(struct load *l, int rc, struct pg_run runs[2], json_t *idle, c
 	json_object_set_new(l->doc, "idle_cpu", idle);
 	char md[4200], werr[512];
 	int wrc = write_results(l, md, sizeof md, werr, sizeof werr);
-	if (l->o.json)
+	if (l->cli.json)
 		vmc_json_write(stdout, l->doc);
 	else
 		print_human(l->doc, *md ? md : NULL);
 	if (wrc != VMC_EXIT_OK)
-		cli_fail(&(struct cli_opts){.json = l->o.json}, wrc, "%s", werr);
+		cli_fail(&l->cli, wrc, "%s", werr);
 	return wrc;
 }
 
 int cmd_load(int argc, char **argv)
 {
 	struct load l = {0};
-	if (parse_args(argc, argv, &l.o) != 0)
-		return VMC_EXIT_OK;
+	int rc = parse_args(argc, argv, &l.cli, &l.o);
+	if (rc != CLI_CONTINUE)
+		return rc;
 	char err[1024] = "";
-	int rc = lima_instance_require_running(l.o.name, &l.inst, err, sizeof err);
+	rc = lima_instance_require_running(l.o.name, &l.inst, err, sizeof err);
 	if (rc == VMC_EXIT_OK)
-		rc = vmproc_find(&l.inst, l.o.pid, &l.vp, err, sizeof err);
+		rc = vmproc_find(&l.inst, l.cli.pid, &l.vp, err, sizeof err);
 	if (rc != VMC_EXIT_OK)
-		return cli_fail(&(struct cli_opts){.json = l.o.json}, rc, "%s", err);
+		return cli_fail(&l.cli, rc, "%s", err);
 	cli_catch_signals();
 	docker_set_abort_check(cli_stop_requested);
 	l.started = time(NULL);
-	progress_init(&l.prog, stderr, isatty(STDERR_FILENO), "load", platform_now());
+	progress_init(&l.prog, stderr, isatty(STDERR_FILENO), "load", vmc_monotonic_s());
 	l.pg.stop = &cli_stop;
 	l.pg.note = on_note;
 	l.pg.note_ctx = &l.prog;

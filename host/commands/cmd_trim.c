@@ -6,12 +6,13 @@
  * of those periods.
  */
 #include "clients/agent_client.h"
+#include "clients/guest_memory.h"
+#include "clock.h"
 #include "commands/cli.h"
 #include "commands/commands.h"
-#include "clients/guest.h"
 #include "jsonutil.h"
 #include "log.h"
-#include "measure/measure.h"
+#include "measure/vm_sample.h"
 #include "message.h"
 #include "units.h"
 
@@ -54,11 +55,11 @@ static int wait_for_return(const struct cli_opts *o, const struct vmproc *vp, bo
 {
 	char err[1024], a[32], b[32];
 	struct vm_sample s;
-	double start = platform_now(), last_low = start;
+	double start = vmc_monotonic_s(), last_low = start;
 	st->lowest = st->before;
 	st->watched = expect;
 	for (;;) {
-		double now = platform_now();
+		double now = vmc_monotonic_s();
 		st->waited = now - start;
 		if (!expect && st->waited >= NO_RETURN_WAIT_S)
 			break;
@@ -79,7 +80,7 @@ static int wait_for_return(const struct cli_opts *o, const struct vmproc *vp, bo
 			return cli_fail(o, rc, "%s", err);
 		if (s.vm.footprint + SETTLE_NOISE < st->lowest) {
 			st->lowest = s.vm.footprint;
-			last_low = platform_now();
+			last_low = vmc_monotonic_s();
 		} else if (s.vm.footprint < st->lowest) {
 			st->lowest = s.vm.footprint;
 		}

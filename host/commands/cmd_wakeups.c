@@ -7,23 +7,24 @@
 #include "clients/agent_client.h"
 #include "commands/cli.h"
 #include "commands/commands.h"
+#include "commands/table.h"
 #include "jsonutil.h"
 #include "log.h"
-#include "measure/measure.h"
-#include "commands/table.h"
+#include "measure/vm_sample.h"
 #include "message.h"
 #include "units.h"
 
 #include <string.h>
 
 #define WAKEUPS_DEFAULT_SECONDS 30.0
-#define WAKEUPS_MAX_SECONDS	300.0 /* the agent's own limit */
+#define WAKEUPS_MIN_SECONDS	0.1 /* the agent's own limits */
+#define WAKEUPS_MAX_SECONDS	300.0
 #define WAKEUPS_TOP		10
 
 static const struct cli_spec spec = {
     .name = "wakeups",
     .synopsis = "NAME [SECONDS] [--pid PID] [--json]",
-    .help = "Profiles for SECONDS (default 30, at most 300) who wakes instance NAME's guest:\n"
+    .help = "Profiles for SECONDS (default 30; from 0.1 to 300) who wakes instance NAME's guest:\n"
 	    "interrupts per second by source (the timer named: LOC on x86, arch_timer on arm64),\n"
 	    "softirqs, and context switches per process, ranked, with vmcost-agent's own share;\n"
 	    "and, over the same window, the VM process's CPU and wakeups on the host.\n\n"
@@ -111,7 +112,7 @@ static void print_human(const struct lima_instance *inst, const struct vmproc *v
 	printf("%sguest%s  %.1f interrupts/s", cli_bold(), cli_reset(),
 	       num(totals, "interrupts_per_s"));
 	if (json_is_object(timer))
-		printf(" (timer %s %.1f/s, %.1f per CPU)", vmc_json_get_str(timer, "name"),
+		printf(" (timer %s %.1f/s, %.1f per CPU)", vmc_json_get_str_or(timer, "name", "?"),
 		       num(timer, "per_s"), num(timer, "per_cpu_per_s"));
 	printf(", %.1f softirqs/s, %.1f context switches/s; vmcost-agent %.2f %% of them\n",
 	       num(totals, "softirqs_per_s"), num(totals, "context_switches_per_s"),
@@ -138,13 +139,13 @@ static void host_view_between(const struct vm_sample *a, const struct vm_sample 
 	hv->cpu_percent = measure_cpu_percent(&a->vm, &b->vm);
 	hv->has_wakeups = b->vm.has_wakeups;
 	if (hv->has_wakeups) {
-		hv->idle_wakeups_per_s = (double)(b->vm.idle_wakeups - a->vm.idle_wakeups) / t;
+		hv->idle_wakeups_per_s = measure_rate(a->vm.idle_wakeups, b->vm.idle_wakeups, t);
 		hv->interrupt_wakeups_per_s =
-		    (double)(b->vm.interrupt_wakeups - a->vm.interrupt_wakeups) / t;
+		    measure_rate(a->vm.interrupt_wakeups, b->vm.interrupt_wakeups, t);
 	}
 	hv->has_switches = has_sw && sw_b >= sw_a;
 	if (hv->has_switches)
-		hv->switches_per_s = (double)(sw_b - sw_a) / t;
+		hv->switches_per_s = measure_rate(sw_a, sw_b, t);
 }
 
 static json_t *host_json(const struct vmproc *vp, const struct host_view *hv)
@@ -170,11 +171,12 @@ int cmd_wakeups(int argc, char **argv)
 	if (rc != CLI_CONTINUE)
 		return rc;
 	double seconds = WAKEUPS_DEFAULT_SECONDS;
-	if (o.nargs >= 2 &&
-	    (cli_duration(o.args[1], &seconds) < 0 || seconds > WAKEUPS_MAX_SECONDS))
+	if (o.nargs >= 2 && (cli_duration(o.args[1], &seconds) < 0 ||
+			     seconds < WAKEUPS_MIN_SECONDS || seconds > WAKEUPS_MAX_SECONDS))
 		return cli_fail(&o, VMC_EXIT_USAGE,
-				"SECONDS \"%s\" must be a duration up to %.0f s (30, 2m, 500ms)",
-				o.args[1], WAKEUPS_MAX_SECONDS);
+				"SECONDS \"%s\" must be a duration from %.1f to %.0f s (30, 2m, "
+				"500ms)",
+				o.args[1], WAKEUPS_MIN_SECONDS, WAKEUPS_MAX_SECONDS);
 	struct lima_instance inst;
 	struct vmproc vp;
 	if ((rc = cli_vm_process(&o, o.args[0], &inst, &vp)) != VMC_EXIT_OK)

@@ -7,8 +7,7 @@
 #include "measure/memtest_preflight.h"
 
 #include "clients/docker.h"
-#include "clients/limactl_run.h"
-#include "clients/subprocess.h"
+#include "clients/process.h"
 #include "log.h"
 #include "measure/pressure.h"
 #include "measure/workload.h"
@@ -30,27 +29,28 @@ static void gather_guest(const struct preflight_request *req, const struct lima_
 			 struct guest_facts *g)
 {
 	memset(g, 0, sizeof *g);
-	const char *args[12];
+	const char *argv[12];
 	size_t n = 0;
-	args[n++] = "shell";
-	args[n++] = inst->name;
-	args[n++] = "sh";
-	args[n++] = "-c";
-	args[n++] = preflight_probe_script;
-	args[n++] = "vmcost-preflight";
-	args[n++] = req->tmpfs_dir ? req->tmpfs_dir : PREFLIGHT_DEFAULT_TMPFS_DIR;
-	args[n++] = req->fill_dir ? req->fill_dir : PREFLIGHT_DEFAULT_FILL_DIR;
+	argv[n++] = "limactl";
+	argv[n++] = "shell";
+	argv[n++] = inst->name;
+	argv[n++] = "sh";
+	argv[n++] = "-c";
+	argv[n++] = preflight_probe_script;
+	argv[n++] = "vmcost-preflight";
+	argv[n++] = req->tmpfs_dir ? req->tmpfs_dir : PREFLIGHT_DEFAULT_TMPFS_DIR;
+	argv[n++] = req->fill_dir ? req->fill_dir : PREFLIGHT_DEFAULT_FILL_DIR;
 	if (!req->fill_dir)
-		args[n++] = "/tmp/vmcost-fill";
-	args[n] = NULL;
-	struct limactl_result r;
-	if (limactl_run(args, PROBE_TIMEOUT_MS, NULL, &r) != 0) {
+		argv[n++] = "/tmp/vmcost-fill";
+	argv[n] = NULL;
+	struct process_result r;
+	if (process_run(argv, &(struct process_options){.timeout_ms = PROBE_TIMEOUT_MS}, &r) != 0) {
 		g->exit_code = VMC_EXIT_FAILURE;
 		errorf(g->error, sizeof g->error, "cannot run limactl (is Lima on PATH?):");
 		return;
 	}
 	char last[300];
-	limactl_last_line(r.err_len ? r.err : r.out, last, sizeof last);
+	process_last_line(r.err_len ? r.err : r.out, last, sizeof last);
 	g->exit_code = VMC_EXIT_FAILURE;
 	if (r.timed_out) {
 		textf(g->error, sizeof g->error, "limactl shell %s did not answer in %d s",
@@ -65,7 +65,7 @@ static void gather_guest(const struct preflight_request *req, const struct lima_
 		      "line: %s)",
 		      inst->name, *last ? last : "none");
 	}
-	limactl_result_free(&r);
+	process_result_free(&r);
 }
 
 static void gather_docker(const struct preflight_request *req, const struct lima_instance *inst,
@@ -113,7 +113,7 @@ static void gather_stop(const struct lima_instance *inst, pid_t vm_pid, struct s
 {
 	memset(s, 0, sizeof *s);
 	char path[PATH_MAX];
-	s->limactl_found = spawn_find_on_path("limactl", path, sizeof path);
+	s->limactl_found = process_find_on_path("limactl", path, sizeof path);
 	textf(s->dir, sizeof s->dir, "%s", inst->dir);
 	s->euid = geteuid();
 	struct stat st;

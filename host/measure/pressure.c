@@ -2,6 +2,7 @@
 /* Host memory pressure with a MADV_FREE canary as positive control. POSIX only: no #ifdefs. */
 #include "measure/pressure.h"
 
+#include "clock.h"
 #include "log.h"
 #include "message.h"
 #include "procfs.h"
@@ -48,13 +49,6 @@ uint64_t pressure_default_size(const struct platform_host_memory *hm, uint64_t c
 	if (size > cap)
 		size = cap;
 	return size;
-}
-
-static double now_seconds(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static size_t page_size(void)
@@ -105,7 +99,7 @@ struct run {
 
 static void report(struct run *r, enum pressure_stage stage, double hold_left, bool force)
 {
-	double t = now_seconds();
+	double t = vmc_monotonic_s();
 	if (!r->tick || (!force && t - r->last_tick < TICK_SECONDS))
 		return;
 	r->last_tick = t;
@@ -192,7 +186,7 @@ static int touch_pressure(struct run *r, char *err, size_t errsize)
 		return -1;
 	}
 	r->mem = p;
-	double t0 = now_seconds();
+	double t0 = vmc_monotonic_s();
 	uint64_t state = 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
 	for (size_t off = 0; off < r->mem_len && !stopped(r->stop);) {
 		size_t end = off + TOUCH_STEP < r->mem_len ? off + TOUCH_STEP : r->mem_len;
@@ -203,15 +197,15 @@ static int touch_pressure(struct run *r, char *err, size_t errsize)
 		report(r, PRESSURE_TOUCHING, r->plan->hold_seconds,
 		       off == end && off <= TOUCH_STEP);
 	}
-	r->res->touch_seconds = now_seconds() - t0;
+	r->res->touch_seconds = vmc_monotonic_s() - t0;
 	return 0;
 }
 
 static void hold(struct run *r)
 {
-	double t0 = now_seconds();
+	double t0 = vmc_monotonic_s();
 	for (;;) {
-		double left = r->plan->hold_seconds - (now_seconds() - t0);
+		double left = r->plan->hold_seconds - (vmc_monotonic_s() - t0);
 		if (left <= 0 || stopped(r->stop))
 			break;
 		struct timespec nap = {0, 250 * 1000 * 1000};
@@ -225,7 +219,7 @@ static void hold(struct run *r)
 		}
 		report(r, PRESSURE_HOLDING, left > 0 ? left : 0, false);
 	}
-	r->res->hold_seconds = now_seconds() - t0;
+	r->res->hold_seconds = vmc_monotonic_s() - t0;
 }
 
 /* A discarded MADV_FREE page reads back as zeros; a surviving one still has its mark. */
@@ -276,7 +270,7 @@ int pressure_run(const struct pressure_plan *plan, pressure_tick_fn tick, void *
 	res->size = plan->size;
 	struct run r = {.plan = plan, .tick = tick, .ctx = ctx, .stop = stop, .res = res};
 	r.ps = page_size();
-	r.started = now_seconds();
+	r.started = vmc_monotonic_s();
 	oom_first(&r);
 	int rc = arm_canary(&r, err, errsize);
 	report(&r, PRESSURE_ARMING, plan->hold_seconds, true);
@@ -287,7 +281,7 @@ int pressure_run(const struct pressure_plan *plan, pressure_tick_fn tick, void *
 	res->interrupted = stopped(stop);
 	release(&r);
 	oom_restore(&r);
-	res->total_seconds = now_seconds() - r.started;
+	res->total_seconds = vmc_monotonic_s() - r.started;
 	res->conclusive = rc == 0 && !res->interrupted && res->canary_discarded > 0;
 	if (tick) {
 		struct pressure_status st = {.stage = PRESSURE_RELEASED,

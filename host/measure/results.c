@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "measure/results.h"
 
+#include "clients/process.h"
 #include "jsonutil.h"
 #include "log.h"
 #include "message.h"
 #include "platform/platform.h"
 #include "procfs.h"
-#include "clients/subprocess.h"
 #include "units.h"
 
 #include <errno.h>
@@ -48,18 +48,6 @@ static int cpuinfo_model(const char *buf, char *out, size_t size)
 	return 0;
 }
 
-/* First line a program prints (macOS sw_vers, sysctl); "" when it is not there. */
-static void first_line_of(char *const argv[], char *out, size_t size)
-{
-	out[0] = '\0';
-	struct spawn_result r;
-	if (spawn_capture(argv, NULL, 5000, &r) != 0)
-		return;
-	if (r.exit_code == 0 && r.out)
-		snprintf(out, size, "%.*s", (int)strcspn(r.out, "\n"), r.out);
-	spawn_result_free(&r);
-}
-
 static void describe_os(char *os, size_t size)
 {
 	char *buf = NULL;
@@ -71,10 +59,10 @@ static void describe_os(char *os, size_t size)
 		return;
 	}
 	char name[64], version[64];
-	char *const name_argv[] = {"sw_vers", "-productName", NULL};
-	char *const ver_argv[] = {"sw_vers", "-productVersion", NULL};
-	first_line_of(name_argv, name, sizeof name);
-	first_line_of(ver_argv, version, sizeof version);
+	const char *name_argv[] = {"sw_vers", "-productName", NULL};
+	const char *ver_argv[] = {"sw_vers", "-productVersion", NULL};
+	process_first_line(name_argv, 5000, name, sizeof name);
+	process_first_line(ver_argv, 5000, version, sizeof version);
 	if (*name)
 		snprintf(os, size, "%s %s", name, version);
 }
@@ -89,8 +77,8 @@ static void describe_cpu(char *cpu, size_t size)
 		free(buf);
 		return;
 	}
-	char *const argv[] = {"sysctl", "-n", "machdep.cpu.brand_string", NULL};
-	first_line_of(argv, cpu, size);
+	const char *argv[] = {"sysctl", "-n", "machdep.cpu.brand_string", NULL};
+	process_first_line(argv, 5000, cpu, size);
 }
 
 json_t *results_machine(void)

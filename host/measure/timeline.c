@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "measure/timeline.h"
 
+#include "clock.h"
 #include "jsonutil.h"
 #include "platform/platform.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <unistd.h>
 
 void timeline_init(struct timeline *tl, double t0)
 {
@@ -91,7 +94,7 @@ out:
 
 int timeline_sample_now(struct timeline *tl, pid_t pid, struct tl_sample *out)
 {
-	struct tl_sample s = {.t = platform_now() - tl->t0};
+	struct tl_sample s = {.t = vmc_monotonic_s() - tl->t0};
 	struct platform_proc_sample ps;
 	if (pid > 0 && platform_proc_sample(pid, &ps) == 0) {
 		s.has_vm = true;
@@ -115,35 +118,50 @@ int timeline_sample_now(struct timeline *tl, pid_t pid, struct tl_sample *out)
 	return 0;
 }
 
+/*
+ * Waits up to seconds on the monotonic clock; true when timeline_sampler_stop asked to stop (a
+ * byte in the pipe). poll() takes a relative timeout, so a wall clock set back or forward (NTP,
+ * a user, a Mac waking up) changes nothing; pthread_cond_timedwait would wait on CLOCK_REALTIME,
+ * and macOS has no pthread_condattr_setclock to change that.
+ */
+static bool wait_for_stop(int fd, double seconds)
+{
+	double deadline = vmc_monotonic_s() + seconds;
+	for (;;) {
+		double left = deadline - vmc_monotonic_s();
+		if (left <= 0)
+			return false;
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		int n = poll(&p, 1, (int)(left * 1000) + 1);
+		if (n > 0)
+			return true;
+		if (n < 0 && errno != EINTR)
+			return true; /* the pipe is broken: stopping is the safe answer */
+	}
+}
+
 static void *sampler_main(void *arg)
 {
 	struct tl_sampler *s = arg;
-	pthread_mutex_lock(&s->lock);
-	while (!s->stop) {
-		pthread_mutex_unlock(&s->lock);
+	do {
 		struct tl_sample sample;
 		if (timeline_sample_now(s->tl, s->pid, &sample) == 0 && s->on_sample)
 			s->on_sample(&sample, s->ctx);
-		struct timespec until;
-		clock_gettime(CLOCK_REALTIME, &until);
-		double secs = (double)until.tv_sec + (double)until.tv_nsec / 1e9 + s->interval;
-		until.tv_sec = (time_t)secs;
-		until.tv_nsec = (long)((secs - (double)until.tv_sec) * 1e9);
-		pthread_mutex_lock(&s->lock);
-		while (!s->stop && pthread_cond_timedwait(&s->wake, &s->lock, &until) != ETIMEDOUT)
-			;
-	}
-	pthread_mutex_unlock(&s->lock);
+	} while (!wait_for_stop(s->wake[0], s->interval));
 	return NULL;
 }
 
 int timeline_sampler_start(struct tl_sampler *s)
 {
-	pthread_mutex_init(&s->lock, NULL);
-	pthread_cond_init(&s->wake, NULL);
-	s->stop = false;
-	if (pthread_create(&s->thread, NULL, sampler_main, s) != 0)
+	if (pipe(s->wake) != 0)
 		return -1;
+	fcntl(s->wake[0], F_SETFD, FD_CLOEXEC);
+	fcntl(s->wake[1], F_SETFD, FD_CLOEXEC);
+	if (pthread_create(&s->thread, NULL, sampler_main, s) != 0) {
+		close(s->wake[0]);
+		close(s->wake[1]);
+		return -1;
+	}
 	s->running = true;
 	return 0;
 }
@@ -152,13 +170,11 @@ void timeline_sampler_stop(struct tl_sampler *s)
 {
 	if (!s->running)
 		return;
-	pthread_mutex_lock(&s->lock);
-	s->stop = true;
-	pthread_cond_signal(&s->wake);
-	pthread_mutex_unlock(&s->lock);
+	while (write(s->wake[1], "x", 1) < 0 && errno == EINTR)
+		;
 	pthread_join(s->thread, NULL);
-	pthread_cond_destroy(&s->wake);
-	pthread_mutex_destroy(&s->lock);
+	close(s->wake[0]);
+	close(s->wake[1]);
 	s->running = false;
 }
 

@@ -40,7 +40,7 @@ struct timeline {
 	size_t n, cap;
 	struct tl_phase phases[TL_MAX_PHASES];
 	size_t nphases;
-	double t0; /* platform_now() at the start */
+	double t0; /* vmc_monotonic_s() at the start */
 };
 
 void timeline_init(struct timeline *tl, double t0);
@@ -64,9 +64,8 @@ struct tl_sampler {
 	void (*on_sample)(const struct tl_sample *s, void *ctx); /* progress; may be NULL */
 	void *ctx;
 	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	bool stop, running;
+	int wake[2]; /* a pipe: stop writes a byte, the thread polls it between samples */
+	bool running;
 };
 int timeline_sampler_start(struct tl_sampler *s);
 void timeline_sampler_stop(struct tl_sampler *s);

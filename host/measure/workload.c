@@ -2,8 +2,9 @@
 /* Workloads for memtest and load: fill (limactl shell) and pgbench (Docker Engine API). */
 #include "measure/workload.h"
 
+#include "clients/process.h"
+#include "clock.h"
 #include "jsonutil.h"
-#include "clients/limactl_run.h"
 #include "log.h"
 #include "message.h"
 #include "procfs.h"
@@ -61,13 +62,6 @@ static void fill_run_id(char *buf, size_t size)
 	snprintf(buf, size, "%ld", (long)getpid());
 }
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 void workload_fill_bytes(uint64_t size, uint64_t *tmpfs_peak, uint64_t *files)
 {
 	uint64_t mib = (size + VMC_MIB - 1) / VMC_MIB;
@@ -107,11 +101,11 @@ static const char *fill_tmpfs(const struct fill_plan *plan)
 	return plan->tmpfs_dir && *plan->tmpfs_dir ? plan->tmpfs_dir : "/dev/shm";
 }
 
-static void shell_error(const char *what, const char *name, const struct limactl_result *r,
+static void shell_error(const char *what, const char *name, const struct process_result *r,
 			char *err, size_t errsize)
 {
 	char last[300];
-	limactl_last_line(r->err_len ? r->err : r->out, last, sizeof last);
+	process_last_line(r->err_len ? r->err : r->out, last, sizeof last);
 	if (r->timed_out)
 		snprintf(err, errsize, "%s in instance \"%s\" timed out", what, name);
 	else
@@ -128,18 +122,19 @@ int workload_fill(const struct lima_instance *inst, const struct fill_plan *plan
 	snprintf(mib, sizeof mib, "%" PRIu64, m ? m : 1);
 	char run[24];
 	fill_run_id(run, sizeof run);
-	const char *args[] = {
-	    "shell",	      inst->name,     "sh", "-c", workload_fill_script, "vmcost-fill", mib,
-	    fill_tmpfs(plan), fill_dir(plan), run,  NULL};
+	const char *argv[] = {
+	    "limactl",	   "shell", inst->name,	      "sh",	      "-c", workload_fill_script,
+	    "vmcost-fill", mib,	    fill_tmpfs(plan), fill_dir(plan), run,  NULL};
 	/* Generous: TCG writes about 200 MiB/s, a Mac several GiB/s. */
 	long timeout_ms = 600000 + (long)(m / 1024 + 1) * 120000;
-	double t0 = now();
-	struct limactl_result r;
-	if (limactl_run(args, timeout_ms, stop, &r) != 0) {
+	double t0 = vmc_monotonic_s();
+	struct process_result r;
+	if (process_run(argv, &(struct process_options){.timeout_ms = timeout_ms, .stop = stop},
+			&r) != 0) {
 		errorf(err, errsize, "cannot run limactl (is Lima installed and on PATH?):");
 		return VMC_EXIT_FAILURE;
 	}
-	res->seconds = now() - t0;
+	res->seconds = vmc_monotonic_s() - t0;
 	int rc = VMC_EXIT_OK;
 	if (r.interrupted) {
 		snprintf(err, errsize, "interrupted");
@@ -148,7 +143,7 @@ int workload_fill(const struct lima_instance *inst, const struct fill_plan *plan
 		shell_error("the fill workload", inst->name, &r, err, errsize);
 		rc = VMC_EXIT_FAILURE;
 	}
-	limactl_result_free(&r);
+	process_result_free(&r);
 	return rc;
 }
 
@@ -157,11 +152,19 @@ int workload_fill_cleanup(const struct lima_instance *inst, const struct fill_pl
 {
 	char run[24];
 	fill_run_id(run, sizeof run);
-	const char *args[] = {
-	    "shell",	   inst->name,	     "sh",	     "-c", workload_fill_cleanup_script,
-	    "vmcost-fill", fill_tmpfs(plan), fill_dir(plan), run,  NULL};
-	struct limactl_result r;
-	if (limactl_run(args, 120000, NULL, &r) != 0) {
+	const char *argv[] = {"limactl",
+			      "shell",
+			      inst->name,
+			      "sh",
+			      "-c",
+			      workload_fill_cleanup_script,
+			      "vmcost-fill",
+			      fill_tmpfs(plan),
+			      fill_dir(plan),
+			      run,
+			      NULL};
+	struct process_result r;
+	if (process_run(argv, &(struct process_options){.timeout_ms = 120000}, &r) != 0) {
 		errorf(err, errsize, "cannot run limactl:");
 		return VMC_EXIT_FAILURE;
 	}
@@ -170,24 +173,17 @@ int workload_fill_cleanup(const struct lima_instance *inst, const struct fill_pl
 		shell_error("removing the fill files", inst->name, &r, err, errsize);
 		rc = VMC_EXIT_FAILURE;
 	}
-	limactl_result_free(&r);
+	process_result_free(&r);
 	return rc;
 }
 
 /* ---- pgbench -------------------------------------------------------------------------------- */
 
+/* "tps = 812.409877 (without initial connection time)": lib's plain decimal, no locale. */
 static int key_double(const char *buf, const char *key, double *v)
 {
 	const char *p = vmc_find_key(buf, key);
-	if (!p)
-		return -1;
-	char *end;
-	errno = 0;
-	double d = strtod(p, &end);
-	if (end == p || errno != 0 || d < 0)
-		return -1;
-	*v = d;
-	return 0;
+	return p ? vmc_parse_decimal(&p, v) : -1;
 }
 
 int pgbench_parse(const char *out, struct pg_run *run)
@@ -351,14 +347,14 @@ static int wait_ready(struct pg_session *pg, double t0, double timeout_s, char *
 			pg->id[0] = '\0'; /* keep it for docker logs */
 			return VMC_EXIT_DOCKER;
 		}
-		if (now() - t0 > timeout_s) {
+		if (vmc_monotonic_s() - t0 > timeout_s) {
 			snprintf(err, errsize,
 				 "postgres was not ready after %.0f s (pg_isready): "
 				 "docker logs %s shows why",
 				 timeout_s, PG_CONTAINER_NAME);
 			return VMC_EXIT_DOCKER;
 		}
-		note(pg, "waiting for postgres (%.0f s)", now() - t0);
+		note(pg, "waiting for postgres (%.0f s)", vmc_monotonic_s() - t0);
 		sleep(1);
 	}
 }
@@ -379,7 +375,7 @@ int pg_start(struct pg_session *pg, const struct lima_instance *inst, const char
 	rc = ensure_image(pg, pull, err, errsize);
 	if (rc != VMC_EXIT_OK)
 		return rc;
-	double t0 = now();
+	double t0 = vmc_monotonic_s();
 	/* A container left by an interrupted run would make the name conflict. */
 	rc = docker_container_remove(&pg->docker, PG_CONTAINER_NAME, err, errsize);
 	if (rc != VMC_EXIT_OK)
@@ -396,7 +392,7 @@ int pg_start(struct pg_session *pg, const struct lima_instance *inst, const char
 		rc = docker_container_start(&pg->docker, pg->id, err, errsize);
 	if (rc == VMC_EXIT_OK)
 		rc = wait_ready(pg, t0, timeout_s, err, errsize);
-	pg->ready_seconds = now() - t0;
+	pg->ready_seconds = vmc_monotonic_s() - t0;
 	return rc;
 }
 
@@ -404,7 +400,7 @@ static void exec_failure(const char *what, const struct docker_exec_result *res,
 			 size_t errsize)
 {
 	char last[300];
-	limactl_last_line(res->errout_len ? res->errout : res->out, last, sizeof last);
+	process_last_line(res->errout_len ? res->errout : res->out, last, sizeof last);
 	snprintf(err, errsize, "%s exited with %ld: %s", what, res->exit_code,
 		 *last ? last : "no output");
 }
@@ -415,7 +411,7 @@ int pg_init(struct pg_session *pg, int scale, char *err, size_t errsize)
 	snprintf(s, sizeof s, "%d", scale);
 	const char *const argv[] = {"pgbench", PG_TCP[0], PG_TCP[1], PG_TCP[2],	 PG_TCP[3], "-i",
 				    "-s",      s,	  "-q",	     "postgres", NULL};
-	double t0 = now();
+	double t0 = vmc_monotonic_s();
 	note(pg, "pgbench -i -s %d", scale);
 	struct docker_exec_result res;
 	int rc = exec_pg(pg, argv, 0, "pgbench -i", &res, err, errsize);
@@ -424,7 +420,7 @@ int pg_init(struct pg_session *pg, int scale, char *err, size_t errsize)
 		rc = VMC_EXIT_DOCKER;
 	}
 	docker_exec_result_free(&res);
-	pg->init_seconds = now() - t0;
+	pg->init_seconds = vmc_monotonic_s() - t0;
 	pg->scale = scale;
 	return stopped(pg) ? VMC_EXIT_INTERRUPTED : rc;
 }

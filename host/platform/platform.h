@@ -4,7 +4,6 @@
  * platform_unsupported.c (host/platform/) each implement all of it; logic files never #ifdef on
  * the OS.
  * Unavailable figures return -1 with errno ENOTSUP (or leave has_* false).
- * CONTRACT shared by host/ files: extend, do not break.
  */
 #ifndef VMC_PLATFORM_H
 #define VMC_PLATFORM_H
@@ -49,10 +48,6 @@ int platform_proc_path(pid_t pid, char *buf, size_t size);
 int platform_vz_helpers(pid_t *pids, size_t max, size_t *n);
 /* responsibility_get_pid_responsible_for_pid via dlsym; -1 when unknown/unavailable. */
 pid_t platform_responsible_pid(pid_t pid);
-/* Monotonic clock in seconds. */
-double platform_now(void);
-
-/* ---- extensions (additive) ---------------------------------------------------------------- */
 
 /*
  * One-shot detail that costs more than a sample (Linux: smaps_rollup walks every page table,

@@ -8,6 +8,7 @@
  */
 #include "platform/platform.h"
 
+#include "clock.h"
 #include "platform/timebase.h"
 
 #include <dlfcn.h>
@@ -29,14 +30,6 @@
 const char *platform_os_name(void)
 {
 	return "darwin";
-}
-
-double platform_now(void)
-{
-	/* CLOCK_MONOTONIC keeps counting while the Mac sleeps; mach_absolute_time does not. */
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* ri_user_time/ri_system_time are Mach ticks: 125/3 ns each on Apple Silicon. */
@@ -68,7 +61,7 @@ int platform_proc_sample(pid_t pid, struct platform_proc_sample *out)
 	/* proc_pid_rusage has no size argument: the buffer must be a whole rusage_info_v4. */
 	struct rusage_info_v4 ri;
 	memset(&ri, 0, sizeof ri);
-	out->taken_at = platform_now();
+	out->taken_at = vmc_monotonic_s();
 	if (proc_pid_rusage(pid, RUSAGE_INFO_V4, (rusage_info_t *)&ri) != 0)
 		return -1; /* errno: ESRCH gone, EPERM another user's process */
 	const struct timebase *tb = ticks_timebase();

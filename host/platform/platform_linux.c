@@ -6,17 +6,18 @@
  */
 #include "platform/platform.h"
 
-#include "platform/cgroup.h"
+#include "clock.h"
 #include "meminfo.h"
+#include "platform/cgroup.h"
 #include "procfs.h"
 #include "procpid.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <errno.h>
-#include <stdlib.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -25,13 +26,6 @@
 const char *platform_os_name(void)
 {
 	return "linux";
-}
-
-double platform_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* A process that vanished between two reads is "no such process", whatever file failed. */
@@ -49,7 +43,7 @@ int platform_proc_sample(pid_t pid, struct platform_proc_sample *out)
 	struct vmc_proc_status st;
 	struct vmc_proc_stat ps;
 	struct vmc_proc_io io;
-	out->taken_at = platform_now();
+	out->taken_at = vmc_monotonic_s();
 	if (vmc_proc_status_read(pid, &st) < 0 || vmc_proc_stat_read(pid, &ps) < 0) {
 		errno = proc_errno();
 		return -1;

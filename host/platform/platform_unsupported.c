@@ -15,13 +15,6 @@ const char *platform_os_name(void)
 	return "unsupported";
 }
 
-double platform_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int platform_proc_sample(pid_t pid, struct platform_proc_sample *out)
 {
 	(void)pid;

@@ -7,8 +7,8 @@
 #include "platform/vmproc.h"
 
 #include "log.h"
-#include "platform/platform.h"
 #include "message.h"
+#include "platform/platform.h"
 
 #include <errno.h>
 #include <stdio.h>

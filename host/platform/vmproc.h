@@ -4,7 +4,6 @@
  * vz -> Apple's com.apple.Virtualization.VirtualMachine XPC helper (by proc_pidpath basename),
  * matched by responsibility when available, else the only helper, else an error naming the
  * candidates and --pid. The hostagent is accounted too.
- * CONTRACT shared by host/ files: extend, do not break.
  */
 #ifndef VMC_VMPROC_H
 #define VMC_VMPROC_H
@@ -28,8 +27,6 @@ struct vmproc {
  */
 int vmproc_find(const struct lima_instance *inst, pid_t pid_override, struct vmproc *out, char *err,
 		size_t errsize);
-
-/* ---- extensions (additive) ------------------------------------------------------------------ */
 
 /*
  * The seam between the vz helper choice and macOS: tests install fakes to cover zero, one and

@@ -7,6 +7,7 @@
  *
  *   host_sample_cost PID [CALLS [sample|idle]]   (both loops when no mode is given)
  */
+#include "clock.h"
 #include "platform/platform.h"
 
 #include <stdbool.h>
@@ -39,15 +40,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "no process %ld\n", (long)pid);
 		return 1;
 	}
-	double t0 = platform_now();
+	double t0 = vmc_monotonic_s();
 	for (long i = 0; sample && i < calls; i++)
 		if (platform_proc_sample(pid, &s) < 0)
 			return 1;
-	double t1 = platform_now();
+	double t1 = vmc_monotonic_s();
 	for (long i = 0; idle && i < calls; i++)
 		if (idle_reading(pid, &s) < 0)
 			return 1;
-	double t2 = platform_now();
+	double t2 = vmc_monotonic_s();
 	printf("calls %ld\nplatform_proc_sample_us %.2f\nidle_reading_us %.2f\nfootprint %llu\n",
 	       calls, (t1 - t0) / (double)calls * 1e6, (t2 - t1) / (double)calls * 1e6,
 	       (unsigned long long)s.footprint);

@@ -27,6 +27,11 @@ expect() {
 		fail "$name: exit $rc, expected $code; stderr: $(head -c 300 "$tmp/err")"
 	fi
 }
+# json_true FILE FILTER: FILE holds JSON for which FILTER is true. jq 1.6 -e exits 0 on an empty
+# file, so emptiness is checked first (a command that printed nothing must not pass).
+json_true() {
+	[ -s "$1" ] && jq -e "$2" "$1" >/dev/null 2>&1
+}
 # has NAME FILE TEXT: FILE contains TEXT.
 has() {
 	if grep -qF -- "$3" "$2"; then ok "$1"; else fail "$1: no \"$3\" in $(head -c 300 "$2")"; fi
@@ -45,18 +50,46 @@ expect "vmcost with no command" 2 "$vmcost"
 expect "unknown command" 2 "$vmcost" frobnicate
 has "unknown command says how to get help" "$tmp/err" "vmcost --help"
 expect "vmcost --help" 0 "$vmcost" --help
-for c in list footprint idle disk wakeups doctor trim balloon env; do
+commands="list footprint idle disk wakeups doctor trim balloon env memtest load autostop"
+for c in $commands; do
 	has "--help lists $c" "$tmp/out" "  $c "
 done
-for c in list footprint idle disk wakeups doctor trim balloon env; do
+for c in $commands; do
 	expect "vmcost $c --help" 0 "$vmcost" "$c" --help
 	has "$c --help has a usage line" "$tmp/out" "usage: vmcost $c"
 done
 
+# json_usage_error NAME ARGS...: exit 2, the usage line on stderr, and with --json the error
+# document {"error": {"code": 2, ...}} on stdout, like every other error.
+json_usage_error() {
+	name=$1
+	shift
+	expect "$name" 2 "$vmcost" "$@" --json
+	if json_true "$tmp/out" '.error.code == 2 and (.error.message | length > 0)'; then
+		ok "$name: the JSON error document on stdout"
+	else
+		fail "$name: no JSON error document on stdout: $(head -c 200 "$tmp/out")"
+	fi
+	has "$name: the usage line on stderr" "$tmp/err" "usage: vmcost $1 "
+}
+for c in $commands; do
+	json_usage_error "$c with an unknown option" "$c" dev --no-such-option
+done
+json_usage_error "memtest --size that is no size" memtest dev --size lots
+json_usage_error "memtest --workload that does not exist" memtest dev --workload nope
+json_usage_error "memtest --size with pgbench" memtest dev --workload pgbench --size 1G
+json_usage_error "memtest --hold without a value" memtest dev --hold
+json_usage_error "memtest with two names" memtest dev other
+json_usage_error "load --clients 0" load dev --clients 0
+json_usage_error "load --interval longer than --idle" load dev --idle 10 --interval 20
+json_usage_error "load --duration that is no duration" load dev --duration soon
+json_usage_error "autostop --idle that is no duration" autostop dev --idle soon
+json_usage_error "env --direct=yes" env dev --direct=yes
+
 expect "list with no instances" 0 "$vmcost" list
 has "list says where it looked" "$tmp/out" "No instances in $LIMA_HOME"
 expect "list --json with no instances" 0 "$vmcost" list --json
-if jq -e '.instances == []' "$tmp/out" >/dev/null; then ok "list --json: empty array"; else fail "list --json: $(cat "$tmp/out")"; fi
+if json_true "$tmp/out" '.instances == []'; then ok "list --json: empty array"; else fail "list --json: $(cat "$tmp/out")"; fi
 
 # A running instance whose "VM process" is a sleeping child of this shell.
 sleep 300 &
@@ -74,13 +107,13 @@ if grep -q "$(printf '\033')" "$tmp/out"; then fail "no colour when stdout is no
 	ok "no colour when stdout is not a terminal"
 fi
 expect "footprint dev --json" 0 "$vmcost" footprint dev --json
-if jq -e ".process.pid == $child and .process.footprint > 0" "$tmp/out" >/dev/null; then
+if json_true "$tmp/out" ".process.pid == $child and .process.footprint > 0"; then
 	ok "footprint --json: the pid from qemu.pid, a footprint"
 else
 	fail "footprint --json: $(head -c 300 "$tmp/out")"
 fi
 expect "footprint of an unknown instance" 3 "$vmcost" footprint ghost --json
-if jq -e '.error.code == 3' "$tmp/out" >/dev/null; then ok "the error is JSON on stdout too"; else
+if json_true "$tmp/out" '.error.code == 3'; then ok "the error is JSON on stdout too"; else
 	fail "error JSON: $(cat "$tmp/out")"
 fi
 expect "footprint of a stopped instance" 4 "$vmcost" footprint off
@@ -90,8 +123,7 @@ has "stopped says how to start it" "$tmp/err" "start it with limactl start off"
 mkdir -p "$LIMA_HOME/odd/lima.yaml"
 expect "footprint of an instance whose lima.yaml is a directory" 1 "$vmcost" footprint odd --json
 has "the message says why lima.yaml cannot be read" "$tmp/err" "odd/lima.yaml: Is a directory"
-if jq -e '.error.code == 1 and (.error.message | endswith("lima.yaml: Is a directory"))' \
-	"$tmp/out" >/dev/null; then
+if json_true "$tmp/out" '.error.code == 1 and (.error.message | endswith("lima.yaml: Is a directory"))'; then
 	ok "the JSON error keeps the reason"
 else
 	fail "JSON error without the reason: $(cat "$tmp/out")"
@@ -99,7 +131,7 @@ fi
 rm -r "$LIMA_HOME/odd"
 expect "idle with a bad DURATION" 2 "$vmcost" idle dev soon
 expect "idle dev 0.4 0.2" 0 "$vmcost" idle dev 0.4 0.2 --json
-if jq -e '(.samples | length) == 2' "$tmp/out" >/dev/null; then ok "idle: 2 intervals"; else
+if json_true "$tmp/out" '(.samples | length) == 2'; then ok "idle: 2 intervals"; else
 	fail "idle: $(head -c 300 "$tmp/out")"
 fi
 expect "trim without an agent" 5 "$vmcost" trim dev

@@ -3,9 +3,9 @@
 #include "agent.h"
 #include "balloon.h"
 #include "check.h"
-#include "print_capture.h"
 #include "fakeroot.h"
 #include "jsonutil.h"
+#include "print_capture.h"
 
 #define ORDER "/sys/module/page_reporting/parameters/page_reporting_order"
 

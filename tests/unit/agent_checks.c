@@ -6,10 +6,10 @@
  */
 #include "agent.h"
 #include "check.h"
-#include "print_capture.h"
 #include "checks.h"
 #include "fakeroot.h"
 #include "jsonutil.h"
+#include "print_capture.h"
 
 static const char features_qemu_fpr_iof[] = /* lab: reporting + poison (init_on_free=1) */
     "0100110000000000000000000000010010000000100000000000000000000000\n";

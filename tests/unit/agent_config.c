@@ -270,7 +270,8 @@ TEST(missing_file_is_fine_only_when_optional)
 	CHECK(same_config(&cfg, &def));
 	err[0] = '\0';
 	CHECK_INT(agent_config_load(path, true, &cfg, err, sizeof err), VMC_EXIT_USAGE);
-	CHECK_CONTAINS(err, "absent.yaml: cannot read (check the --config path): No such file or directory");
+	CHECK_CONTAINS(
+	    err, "absent.yaml: cannot read (check the --config path): No such file or directory");
 }
 
 /* Root reads mode-000 files: load in a child that is nobody (65534), err copied back. */

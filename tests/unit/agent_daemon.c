@@ -5,8 +5,8 @@
  * then sends SIGTERM. Under ThreadSanitizer (make tsan) this is the suite that sees the daemon's
  * start-up against the server's threads; here it checks the exit code and the socket's removal.
  */
-#include "check.h"
 #include "agent.h"
+#include "check.h"
 #include "config.h"
 #include "log.h"
 

@@ -2,9 +2,9 @@
 /* GET /v1/status on fake 6.1 and 6.18 guests, with and without PSI, and its human form. */
 #include "agent.h"
 #include "check.h"
-#include "print_capture.h"
 #include "fakeroot.h"
 #include "jsonutil.h"
+#include "print_capture.h"
 #include "state.h"
 #include "status.h"
 

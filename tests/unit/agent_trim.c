@@ -6,10 +6,10 @@
  */
 #include "agent.h"
 #include "check.h"
-#include "print_capture.h"
 #include "config.h"
 #include "fakeroot.h"
 #include "jsonutil.h"
+#include "print_capture.h"
 #include "state.h"
 #include "trim.h"
 #include "units.h"

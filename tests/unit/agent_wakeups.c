@@ -6,9 +6,9 @@
  */
 #include "agent.h"
 #include "check.h"
-#include "print_capture.h"
 #include "fakeroot.h"
 #include "jsonutil.h"
+#include "print_capture.h"
 #include "wakeups.h"
 
 static void thread(int pid, int tid, const char *name, unsigned vol, unsigned invol)

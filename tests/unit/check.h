@@ -35,9 +35,9 @@ static inline void check_report(int ok, const char *file, int line, const char *
 		int failed_ = check_failed, skipped_ = check_skipped;                              \
 		name();                                                                            \
 		printf("%s %s\n",                                                                  \
-		       check_failed != failed_     ? "FAIL"                                        \
+		       check_failed != failed_	   ? "FAIL"                                        \
 		       : check_skipped != skipped_ ? "skip"                                        \
-		                                   : "ok  ",                                       \
+						   : "ok  ",                                       \
 		       #name);                                                                     \
 	} while (0)
 
@@ -73,7 +73,7 @@ static inline void check_report(int ok, const char *file, int line, const char *
 		char m_[256];                                                                      \
 		snprintf(m_, sizeof m_, "%s == %g, expected %g", #actual, a_, e_);                 \
 		check_report(a_ - e_ <= (tolerance) && e_ - a_ <= (tolerance), __FILE__, __LINE__, \
-		             m_);                                                                  \
+			     m_);                                                                  \
 	} while (0)
 
 #define CHECK_STR(actual, expected)                                                                \
@@ -81,8 +81,8 @@ static inline void check_report(int ok, const char *file, int line, const char *
 		const char *a_ = (actual), *e_ = (expected);                                       \
 		char m_[512];                                                                      \
 		snprintf(m_, sizeof m_, "%s == \"%s\", expected \"%s\"", #actual,                  \
-		         a_ ? a_ : "(null)", e_ ? e_ : "(null)");                                  \
-		check_report(a_ && e_ ? strcmp(a_, e_) == 0 : a_ == e_, __FILE__, __LINE__, m_);   \
+			 a_ ? a_ : "(null)", e_ ? e_ : "(null)");                                  \
+		check_report(a_ &&e_ ? strcmp(a_, e_) == 0 : a_ == e_, __FILE__, __LINE__, m_);    \
 	} while (0)
 
 /* Substring check for human output. */
@@ -91,7 +91,7 @@ static inline void check_report(int ok, const char *file, int line, const char *
 		const char *h_ = (haystack), *n_ = (needle);                                       \
 		char m_[512];                                                                      \
 		snprintf(m_, sizeof m_, "%s contains \"%s\"", #haystack, n_);                      \
-		check_report(h_ && strstr(h_, n_) != NULL, __FILE__, __LINE__, m_);                \
+		check_report(h_ &&strstr(h_, n_) != NULL, __FILE__, __LINE__, m_);                 \
 	} while (0)
 
 static inline int check_done(void)

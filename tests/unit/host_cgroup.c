@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The memory a process may still use under its cgroups, on fake v1, v2 and hybrid trees. */
-#include "platform/cgroup.h"
 #include "check.h"
 #include "fakeroot.h"
+#include "platform/cgroup.h"
 
 #define GIB (1024ull * 1024 * 1024)
 #define MIB (1024ull * 1024)

@@ -4,73 +4,20 @@
  * plays vmcost-agent (canned HTTP answers) or QEMU (greeting, events, answers), so the error
  * mapping and the framing are tested without a VM.
  */
-#include "clients/agent_client.h"
 #include "check.h"
+#include "clients/agent_client.h"
+#include "clients/qmp.h"
 #include "host_testlib.h"
 #include "log.h"
-#include "clients/qmp.h"
 
 #include <sys/socket.h>
 #include <sys/un.h>
 
 static char err[1024];
 
-static int listen_unix(const char *path)
-{
-	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	struct sockaddr_un addr = {.sun_family = AF_UNIX};
-	snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path);
-	unlink(path);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) < 0 || listen(fd, 4) < 0) {
-		perror(path);
-		exit(2);
-	}
-	return fd;
-}
-
-/* Reads one HTTP request head (and ignores any body: the client sends small ones). */
-static void read_request(int fd, char *buf, size_t size)
-{
-	size_t used = 0;
-	buf[0] = '\0';
-	while (used + 1 < size && !strstr(buf, "\r\n\r\n")) {
-		ssize_t n = read(fd, buf + used, size - used - 1);
-		if (n <= 0)
-			break;
-		used += (size_t)n;
-		buf[used] = '\0';
-	}
-}
-
-/*
- * A child that answers `count` connections with the same raw bytes, after reading a request
- * head (HTTP) or at once (a peer that speaks first, as QEMU does).
- */
-static pid_t fake_peer(const char *path, const char *response, int count, bool speaks_first)
-{
-	int lfd = listen_unix(path);
-	pid_t pid = fork();
-	if (pid == 0) {
-		for (int i = 0; i < count; i++) {
-			int c = accept(lfd, NULL, NULL);
-			if (c < 0)
-				_exit(1);
-			char req[4096];
-			if (!speaks_first)
-				read_request(c, req, sizeof req);
-			if (write(c, response, strlen(response)) < 0)
-				_exit(1);
-			close(c);
-		}
-		_exit(0);
-	}
-	close(lfd);
-	return pid;
-}
-
 static pid_t fake_agent(const char *path, const char *response, int count)
 {
-	return fake_peer(path, response, count, false);
+	return t_fake_peer(path, response, count, false);
 }
 
 static char sock_path[4200];
@@ -122,7 +69,7 @@ TEST(agent_socket_problems)
 	CHECK_CONTAINS(err, "does not exist");
 	CHECK_CONTAINS(err, "limactl shell dev sudo rc-service cache-trim status");
 	/* A socket file nobody listens on: refused. */
-	int fd = listen_unix(sock_path);
+	int fd = t_listen_unix(sock_path);
 	close(fd);
 	CHECK_INT(agent_call(&inst, "GET", "/v1/status", NULL, 1000, &doc, err, sizeof err),
 		  VMC_EXIT_AGENT);
@@ -148,7 +95,7 @@ TEST(agent_socket_problems)
 /* A fake QEMU: greeting, then answers by command name, with events in between. */
 static pid_t fake_qemu(const char *path, bool has_balloon)
 {
-	int lfd = listen_unix(path);
+	int lfd = t_listen_unix(path);
 	pid_t pid = fork();
 	if (pid != 0) {
 		close(lfd);
@@ -243,13 +190,13 @@ TEST(qmp_garbage_and_silence)
 {
 	char path[400];
 	snprintf(path, sizeof path, "%s/qmp3.sock", t_root);
-	pid_t child = fake_peer(path, "this is not QMP\r\n", 1, true);
+	pid_t child = t_fake_peer(path, "this is not QMP\r\n", 1, true);
 	struct qmp q;
 	CHECK_INT(qmp_open(&q, path, 1000, err, sizeof err), VMC_EXIT_FAILURE);
 	CHECK_CONTAINS(err, "not a QMP message");
 	waitpid(child, NULL, 0);
 	/* A peer that accepts and says nothing: the timeout ends it. */
-	int lfd = listen_unix(path);
+	int lfd = t_listen_unix(path);
 	CHECK_INT(qmp_open(&q, path, 300, err, sizeof err), VMC_EXIT_FAILURE);
 	CHECK_CONTAINS(err, "did not answer on QMP within 300 ms");
 	close(lfd);

@@ -93,6 +93,10 @@ TEST(help_and_usage_errors)
 	CHECK_INT(run(cmd_idle, "idle", "run", "10", "0.01", NULL), VMC_EXIT_USAGE);
 	CHECK_INT(run(cmd_disk, "disk", "run", "-5", NULL), VMC_EXIT_USAGE);
 	CHECK_INT(run(cmd_wakeups, "wakeups", "run", "3000", NULL), VMC_EXIT_USAGE);
+	/* Below the agent's 0.1 s: refused here (2), not by the agent after the call (5). */
+	CHECK_INT(run(cmd_wakeups, "wakeups", "run", "0.05", NULL), VMC_EXIT_USAGE);
+	CHECK_INT(run(cmd_wakeups, "wakeups", "run", "50ms", NULL), VMC_EXIT_USAGE);
+	CHECK_CONTAINS(t_err, "from 0.1 to 300 s");
 	CHECK_INT(run(cmd_balloon, "balloon", "run", "lots", NULL), VMC_EXIT_USAGE);
 	CHECK_INT(run(cmd_balloon, "balloon", "run", "64M", NULL), VMC_EXIT_USAGE);
 	CHECK_INT(run(cmd_balloon, "balloon", "run", "3GiB", NULL), VMC_EXIT_USAGE);
@@ -172,6 +176,47 @@ TEST(agent_unreachable_is_5)
 	CHECK(json_is_null(json_object_get(j, "guest")));
 	CHECK(json_array_size(json_object_get(j, "host")) == 4);
 	json_decref(j);
+}
+
+/* An agent answering once with body (HTTP 200) on instance run's socket. */
+static pid_t agent_answers(const char *body)
+{
+	char path[4200], response[4096];
+	snprintf(path, sizeof path, "%s/lima/run/sock", t_root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof path, "%s/lima/run/sock/vmcost-agent.sock", t_root);
+	snprintf(response, sizeof response,
+		 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+		 "%zu\r\nConnection: close\r\n\r\n%s",
+		 strlen(body), body);
+	return t_fake_peer(path, response, 1, false);
+}
+
+static void agent_gone(pid_t agent)
+{
+	waitpid(agent, NULL, 0);
+	char path[4200];
+	snprintf(path, sizeof path, "%s/lima/run/sock/vmcost-agent.sock", t_root);
+	unlink(path);
+}
+
+/* An agent older or newer than vmcost may leave out any field: never "(null)" (or a crash). */
+TEST(missing_guest_fields_print_as_placeholders)
+{
+	pid_t agent = agent_answers("{\"vmm\": {}, \"checks\": [{\"id\": \"swap\"}, {}]}");
+	run(cmd_doctor, "doctor", "run", NULL);
+	agent_gone(agent);
+	CHECK(strstr(t_out, "(null)") == NULL);
+	CHECK_CONTAINS(t_out, "?     swap: ");
+	CHECK_CONTAINS(t_out, "?     ?: ");
+
+	agent =
+	    agent_answers("{\"seconds\": 1, \"cpus\": 2, \"totals\": {\"timer\": {\"per_s\": 5}},"
+			  " \"interrupts\": [{\"per_s\": 3}], \"processes\": [{\"pid\": 7}]}");
+	CHECK_INT(run(cmd_wakeups, "wakeups", "run", "1", NULL), VMC_EXIT_OK);
+	agent_gone(agent);
+	CHECK(strstr(t_out, "(null)") == NULL);
+	CHECK_CONTAINS(t_out, "(timer ? 5.0/s");
 }
 
 TEST(helper_problems_are_6_and_unsupported_is_9)
@@ -317,6 +362,7 @@ int main(void)
 	RUN(stopped_and_broken_are_4);
 	RUN(malformed_lima_yaml_is_8);
 	RUN(agent_unreachable_is_5);
+	RUN(missing_guest_fields_print_as_placeholders);
 	RUN(helper_problems_are_6_and_unsupported_is_9);
 	RUN(balloon_says_why_on_vz_and_krunkit);
 	RUN(measurements_of_a_live_process);

@@ -5,8 +5,8 @@
  * the parser and through a fake limactl on PATH.
  */
 #include "check.h"
-#include "host_testlib.h"
 #include "clients/lima.h"
+#include "host_testlib.h"
 #include "log.h"
 #include "units.h"
 
@@ -334,7 +334,6 @@ TEST(stopped_unknown_and_malformed)
 	t_write("vmType: qemu\nmemory: 4 parsecs\n", "lima/bad/lima.yaml");
 	CHECK_INT(lima_instance_load("bad", &inst, err, sizeof err), VMC_EXIT_MALFORMED);
 	CHECK_CONTAINS(err, "bad/lima.yaml: line 2: memory");
-
 }
 
 /* lima_instance_load of NAME as user nobody when we are root (CI), else as ourselves. */

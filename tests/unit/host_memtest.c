@@ -2,15 +2,18 @@
 /*
  * memtest and load without a VM: pgbench output (recorded from pgbench 15), the fill script run
  * on this machine in a temp dir, the report rendered from recorded lab documents, results file
- * naming, limactl_run against a fake limactl, and the commands' exit codes on fake instances.
+ * naming, limactl --version through a fake limactl, and the commands' exit codes on fake
+ * instances.
  */
 #include "check.h"
+#include "clients/lima.h"
 #include "commands/commands.h"
-#include "clients/limactl_run.h"
 #include "log.h"
+#include "measure/memtest_noise.h"
 #include "measure/memtest_report.h"
 #include "measure/results.h"
 #include "measure/workload.h"
+#include "units.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -323,7 +326,7 @@ TEST(machine_description)
 	json_decref(m);
 }
 
-/* ---- limactl_run and the commands, with a fake limactl on PATH ----------------------------------
+/* ---- limactl and the commands, with a fake limactl on PATH ----------------------------------
  */
 
 static char fake_bin[64];
@@ -338,56 +341,14 @@ static void fake_limactl(const char *body)
 	CHECK_INT(write_file(path, script, 0755), 0);
 }
 
-TEST(limactl_run_captures_output_and_status)
-{
-	fake_limactl("echo \"out $*\"; echo 'level=fatal msg=\"boom\"' >&2; exit 3");
-	const char *args[] = {"shell", "dev", "cat", "/proc/meminfo", NULL};
-	struct limactl_result r;
-	CHECK_INT(limactl_run(args, 5000, NULL, &r), 0);
-	CHECK_INT(r.exit_code, 3);
-	CHECK_STR(r.out, "out shell dev cat /proc/meminfo\n");
-	char last[128];
-	limactl_last_line(r.err, last, sizeof last);
-	CHECK_STR(last, "level=fatal msg=\"boom\"");
-	CHECK(!r.timed_out && !r.interrupted);
-	limactl_result_free(&r);
-}
-
-TEST(limactl_run_timeout_kills_the_whole_group)
-{
-	/* A grandchild holding the pipes open must not keep us waiting. */
-	fake_limactl("sleep 30 & sleep 30");
-	const char *args[] = {"shell", "dev", NULL};
-	struct limactl_result r;
-	struct timespec a, b;
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	CHECK_INT(limactl_run(args, 300, NULL, &r), 0);
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	CHECK(r.timed_out);
-	CHECK_INT(r.exit_code, 128 + SIGTERM);
-	CHECK(b.tv_sec - a.tv_sec < 5);
-	limactl_result_free(&r);
-}
-
-TEST(limactl_run_stop_flag_interrupts)
-{
-	fake_limactl("sleep 30");
-	volatile sig_atomic_t stop = 1;
-	const char *args[] = {"shell", "dev", NULL};
-	struct limactl_result r;
-	CHECK_INT(limactl_run(args, 0, &stop, &r), 0);
-	CHECK(r.interrupted);
-	limactl_result_free(&r);
-}
-
 TEST(version_line_of_limactl)
 {
 	fake_limactl("[ \"$1\" = --version ] && echo 'limactl version 2.2.0' && exit 0; exit 1");
 	char v[64];
-	limactl_version_line(v, sizeof v);
+	lima_limactl_version(v, sizeof v);
 	CHECK_STR(v, "limactl version 2.2.0");
 	fake_limactl("exit 1");
-	limactl_version_line(v, sizeof v);
+	lima_limactl_version(v, sizeof v);
 	CHECK_STR(v, "limactl version unknown");
 }
 
@@ -476,6 +437,95 @@ TEST(load_exit_codes)
 	CHECK_INT(run_command(cmd_load, nodocker), VMC_EXIT_DOCKER);
 }
 
+/* ---- memtest's verdicts on its own numbers ------------------------------------------------ */
+
+TEST(median_of_three_readings)
+{
+	const double sorted[3] = {1, 2, 3}, high_first[3] = {9, 2, 5}, low_last[3] = {4, 7, 1};
+	CHECK_INT(memtest_median_of_three(sorted), 1);
+	CHECK_INT(memtest_median_of_three(high_first), 2);
+	CHECK_INT(memtest_median_of_three(low_last), 0);
+	/* Two equal readings (an idle host): the median is their value, not the odd one out (the
+	 * inline formula memtest had picked 1 here). */
+	const double ties[3] = {5, 5, 1}, ties2[3] = {1, 5, 5}, ties3[3] = {5, 1, 5};
+	CHECK(ties[memtest_median_of_three(ties)] == 5);
+	CHECK(ties2[memtest_median_of_three(ties2)] == 5);
+	CHECK(ties3[memtest_median_of_three(ties3)] == 5);
+}
+
+/* Free-page reporting's 256 MiB steps every 2 s: not settled while they come. */
+TEST(footprint_settles_after_6_quiet_seconds)
+{
+	struct memtest_footprint_settle s = {.started = false};
+	uint64_t fp = 1500 * VMC_MIB;
+	double t = 100;
+	CHECK(!memtest_footprint_settled(&s, t, fp, 30));
+	for (int i = 0; i < 3; i++) { /* three steps down, 2 s apart */
+		t += 2;
+		fp -= 256 * VMC_MIB;
+		CHECK(!memtest_footprint_settled(&s, t, fp, 30));
+	}
+	/* Then only small wobbles (< 16 MiB): settled 6 s after the last real fall. */
+	double last_fall = t;
+	bool settled = false;
+	while (!settled && t < last_fall + 10) {
+		t += 1;
+		settled = memtest_footprint_settled(&s, t, fp + 8 * VMC_MIB, 30);
+	}
+	CHECK(settled);
+	CHECK_DBL(t - last_fall, 6, 1e-9);
+	/* The limit ends a wait that never settles. */
+	struct memtest_footprint_settle limit = {.started = false};
+	fp = 4000 * VMC_MIB;
+	for (t = 0; t < 10; t += 1) {
+		bool done = memtest_footprint_settled(&limit, t, fp, 5);
+		CHECK(done == (t >= 5));
+		fp -= 100 * VMC_MIB;
+	}
+}
+
+TEST(free_memory_settles_at_the_background_drift)
+{
+	CHECK(!memtest_free_settled(200.0 * VMC_MIB, 0));
+	CHECK(memtest_free_settled(8.0 * VMC_MIB, 0));
+	CHECK(memtest_free_settled(30.0 * VMC_MIB, -25.0 * VMC_MIB)); /* drift either way */
+	CHECK(!memtest_free_settled(40.0 * VMC_MIB, 25.0 * VMC_MIB));
+	CHECK(memtest_free_settled(-50.0 * VMC_MIB, 0)); /* falling: nothing more to come */
+}
+
+TEST(drift_excludes_what_the_vm_returned)
+{
+	/* Free memory rose 300 MiB while the VM's footprint fell 280 MiB: 20 MiB of drift. */
+	CHECK_DBL(memtest_control_drift(1000.0 * VMC_MIB, 1300.0 * VMC_MIB, 900.0 * VMC_MIB,
+					620.0 * VMC_MIB),
+		  20.0 * VMC_MIB, 1);
+	/* 50 MiB of drift in the 5 s window, over a 12 s stop window: 120 MiB less gain. */
+	CHECK_DBL(memtest_gain_drift_corrected(1000.0 * VMC_MIB, 50.0 * VMC_MIB, 12),
+		  880.0 * VMC_MIB, 1);
+}
+
+TEST(noise_verdicts)
+{
+	struct memtest_noise n;
+	/* A clean stop: gain about the footprint, little drift. */
+	memtest_judge_noise(1000.0 * VMC_MIB, 10.0 * VMC_MIB, 1024.0 * VMC_MIB, &n);
+	CHECK(!n.noisy);
+	CHECK_STR(n.reason, "");
+	/* The host gained far more than the VM held: someone else freed memory. */
+	memtest_judge_noise(2000.0 * VMC_MIB, 0, 1024.0 * VMC_MIB, &n);
+	CHECK(n.noisy);
+	CHECK_CONTAINS(n.reason, "gained 976 MiB more than the VM held");
+	/* Within the slack (a tenth of the footprint, at least 128 MiB): fine. */
+	memtest_judge_noise(1100.0 * VMC_MIB, 0, 1024.0 * VMC_MIB, &n);
+	CHECK(!n.noisy);
+	/* Drift beyond a tenth of the gain (at least 64 MiB), either way. */
+	memtest_judge_noise(1000.0 * VMC_MIB, -269.0 * VMC_MIB, 1024.0 * VMC_MIB, &n);
+	CHECK(n.noisy);
+	CHECK_CONTAINS(n.reason, "moved by -269 MiB in the 5 s before the stop");
+	memtest_judge_noise(100.0 * VMC_MIB, 60.0 * VMC_MIB, 1024.0 * VMC_MIB, &n);
+	CHECK(!n.noisy);
+}
+
 int main(void)
 {
 	vmc_log_init("host_memtest");
@@ -486,6 +536,11 @@ int main(void)
 	char path[4096];
 	snprintf(path, sizeof path, "%s:%s", fake_bin, getenv("PATH") ? getenv("PATH") : "/bin");
 	setenv("PATH", path, 1);
+	RUN(median_of_three_readings);
+	RUN(footprint_settles_after_6_quiet_seconds);
+	RUN(free_memory_settles_at_the_background_drift);
+	RUN(drift_excludes_what_the_vm_returned);
+	RUN(noise_verdicts);
 	RUN(pgbench_summary_8_clients);
 	RUN(pgbench_summary_1_client);
 	RUN(pgbench_init_output_has_no_tps);
@@ -499,9 +554,6 @@ int main(void)
 	RUN(doc_paths);
 	RUN(results_names_and_atomic_write);
 	RUN(machine_description);
-	RUN(limactl_run_captures_output_and_status);
-	RUN(limactl_run_timeout_kills_the_whole_group);
-	RUN(limactl_run_stop_flag_interrupts);
 	RUN(version_line_of_limactl);
 	RUN(memtest_exit_codes);
 	RUN(load_exit_codes);

@@ -7,8 +7,8 @@
  */
 #include "check.h"
 #include "log.h"
-#include "memcg.h"
 #include "measure/pressure.h"
+#include "memcg.h"
 
 #include <signal.h>
 #include <sys/wait.h>

@@ -10,10 +10,13 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -151,4 +154,64 @@ __attribute__((unused)) static int t_capture(int (*fn)(int, char **), int argc, 
 	return rc;
 }
 
+/* ---- fake peers on unix sockets (vmcost-agent, QEMU) ------------------------------------- */
+
+__attribute__((unused)) static int t_listen_unix(const char *path)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	size_t len = strlen(path);
+	if (len >= sizeof addr.sun_path) {
+		fprintf(stderr, "socket path too long: %s\n", path);
+		exit(2);
+	}
+	memcpy(addr.sun_path, path, len + 1);
+	unlink(path);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) < 0 || listen(fd, 4) < 0) {
+		perror(path);
+		exit(2);
+	}
+	return fd;
+}
+
+/* Reads one HTTP request head (and ignores any body: the client sends small ones). */
+__attribute__((unused)) static void t_read_request(int fd, char *buf, size_t size)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	while (used + 1 < size && !strstr(buf, "\r\n\r\n")) {
+		ssize_t n = read(fd, buf + used, size - used - 1);
+		if (n <= 0)
+			break;
+		used += (size_t)n;
+		buf[used] = '\0';
+	}
+}
+
+/*
+ * A child that answers `count` connections with the same raw bytes, after reading a request
+ * head (HTTP) or at once (a peer that speaks first, as QEMU does).
+ */
+__attribute__((unused)) static pid_t t_fake_peer(const char *path, const char *response, int count,
+						 bool speaks_first)
+{
+	int lfd = t_listen_unix(path);
+	pid_t pid = fork();
+	if (pid == 0) {
+		for (int i = 0; i < count; i++) {
+			int c = accept(lfd, NULL, NULL);
+			if (c < 0)
+				_exit(1);
+			char req[4096];
+			if (!speaks_first)
+				t_read_request(c, req, sizeof req);
+			if (write(c, response, strlen(response)) < 0)
+				_exit(1);
+			close(c);
+		}
+		_exit(0);
+	}
+	close(lfd);
+	return pid;
+}
 #endif

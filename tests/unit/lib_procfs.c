@@ -21,20 +21,20 @@ static void write_file(const char *rel, const char *text)
 }
 
 static const char meminfo_618[] = "MemTotal:        6085560 kB\n"
-                                  "MemFree:         5201004 kB\n"
-                                  "MemAvailable:    5650220 kB\n"
-                                  "Buffers:           12840 kB\n"
-                                  "Cached:           492128 kB\n"
-                                  "SwapCached:            0 kB\n"
-                                  "Active:           200000 kB\n"
-                                  "Active(file):     150000 kB\n"
-                                  "Inactive(file):   300000 kB\n"
-                                  "AnonPages:        101000 kB\n"
-                                  "Shmem:             40000 kB\n"
-                                  "SReclaimable:      22000 kB\n"
-                                  "SwapTotal:             0 kB\n"
-                                  "SwapFree:              0 kB\n"
-                                  "Balloon:           1024 kB\n";
+				  "MemFree:         5201004 kB\n"
+				  "MemAvailable:    5650220 kB\n"
+				  "Buffers:           12840 kB\n"
+				  "Cached:           492128 kB\n"
+				  "SwapCached:            0 kB\n"
+				  "Active:           200000 kB\n"
+				  "Active(file):     150000 kB\n"
+				  "Inactive(file):   300000 kB\n"
+				  "AnonPages:        101000 kB\n"
+				  "Shmem:             40000 kB\n"
+				  "SReclaimable:      22000 kB\n"
+				  "SwapTotal:             0 kB\n"
+				  "SwapFree:              0 kB\n"
+				  "Balloon:           1024 kB\n";
 
 TEST(key_lookup_is_line_anchored)
 {

@@ -23,6 +23,22 @@ TEST(sizes_as_lima_reads_them)
 	CHECK_U64(b, 1024);
 }
 
+/* Between 2^63 and 2^64 the value is exact (it went through a signed llround before). */
+TEST(sizes_up_to_2_to_the_64)
+{
+	uint64_t b = 0;
+	CHECK_INT(vmc_parse_size("15000PiB", &b), 0);
+	CHECK_U64(b, (uint64_t)15000 << 50);
+	CHECK_INT(vmc_parse_size("8192PiB", &b), 0);
+	CHECK_U64(b, (uint64_t)1 << 63);
+	CHECK_INT(vmc_parse_size("16383.5PiB", &b), 0);
+	CHECK_U64(b, ((uint64_t)16383 << 50) + ((uint64_t)1 << 49));
+	CHECK_INT(vmc_parse_size("16384PiB", &b), -1);		   /* 2^64 */
+	CHECK_INT(vmc_parse_size("18446744073709551615", &b), -1); /* rounds to 2^64 in double */
+	CHECK_INT(vmc_parse_size("18446744073709549568", &b), 0);  /* the largest double below */
+	CHECK_U64(b, UINT64_C(18446744073709549568));
+}
+
 TEST(bad_sizes_are_refused)
 {
 	uint64_t b = 7;
@@ -119,6 +135,7 @@ TEST(formatting)
 int main(void)
 {
 	RUN(sizes_as_lima_reads_them);
+	RUN(sizes_up_to_2_to_the_64);
 	RUN(bad_sizes_are_refused);
 	RUN(decimals_are_plain_and_stop_at_the_first_other_character);
 	RUN(durations);

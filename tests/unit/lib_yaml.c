@@ -3,16 +3,16 @@
 #include "yamlutil.h"
 
 static const char doc[] = "# lima.yaml\n"
-                          "vmType: qemu\n"
-                          "memory: \"4GiB\"\n"
-                          "cpus: 4\n"
-                          "anchor: &a {x: 1}\n"
-                          "alias: *a\n"
-                          "empty:\n"
-                          "flag: yes\n"
-                          "portForwards:\n"
-                          "- guestSocket: /run/vmcost-agent.sock\n"
-                          "  hostSocket: \"{{.Dir}}/sock/vmcost-agent.sock\"\n";
+			  "vmType: qemu\n"
+			  "memory: \"4GiB\"\n"
+			  "cpus: 4\n"
+			  "anchor: &a {x: 1}\n"
+			  "alias: *a\n"
+			  "empty:\n"
+			  "flag: yes\n"
+			  "portForwards:\n"
+			  "- guestSocket: /run/vmcost-agent.sock\n"
+			  "  hostSocket: \"{{.Dir}}/sock/vmcost-agent.sock\"\n";
 
 TEST(map_lookup_with_lines)
 {
@@ -33,7 +33,7 @@ TEST(map_lookup_with_lines)
 	CHECK_INT(vmc_yaml_seq_size(pf), 1);
 	yaml_node_t *first = vmc_yaml_seq_item(&y, pf, 0);
 	CHECK_STR(vmc_yaml_scalar(vmc_yaml_get(&y, first, "hostSocket")),
-	          "{{.Dir}}/sock/vmcost-agent.sock");
+		  "{{.Dir}}/sock/vmcost-agent.sock");
 	CHECK(vmc_yaml_get(&y, root, "absent") == NULL);
 	CHECK(vmc_yaml_get(&y, pf, "x") == NULL);
 	CHECK_INT(vmc_yaml_map_size(root), 8);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "clients/guest.h"
+#include "clients/guest_memory.h"
 
 #include "clients/agent_client.h"
 #include "jsonutil.h"

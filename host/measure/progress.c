@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "commands/progress.h"
+#include "measure/progress.h"
 
+#include "clock.h"
 #include "platform/platform.h"
 #include "units.h"
 
@@ -29,7 +30,7 @@ static void redraw(struct progress *p)
 	if (!p->tty)
 		return;
 	char line[400];
-	snprintf(line, sizeof line, "[%7.1f s] %s%s%s%s%s", platform_now() - p->t0, p->phase,
+	snprintf(line, sizeof line, "[%7.1f s] %s%s%s%s%s", vmc_monotonic_s() - p->t0, p->phase,
 		 *p->detail ? ": " : "", p->detail, *p->readings ? " · " : "", p->readings);
 	if (strlen(line) > 118)
 		memcpy(line + 115, "...", 4);
@@ -47,7 +48,7 @@ void progress_phase(struct progress *p, const char *phase)
 		redraw(p);
 	else
 		fprintf(p->out, "%s: t=%.1f phase=%s event=start\n", p->prog,
-			platform_now() - p->t0, phase);
+			vmc_monotonic_s() - p->t0, phase);
 	pthread_mutex_unlock(&p->lock);
 }
 
@@ -61,12 +62,12 @@ void progress_event(struct progress *p, const char *event, const char *fmt, ...)
 	pthread_mutex_lock(&p->lock);
 	if (p->tty) {
 		/* Events stay on screen: end the status line, print, redraw below. */
-		fprintf(p->out, "\r\033[K[%7.1f s] %s %s%s%s\n", platform_now() - p->t0, p->phase,
-			event, *kv ? ": " : "", kv);
+		fprintf(p->out, "\r\033[K[%7.1f s] %s %s%s%s\n", vmc_monotonic_s() - p->t0,
+			p->phase, event, *kv ? ": " : "", kv);
 		redraw(p);
 	} else {
 		fprintf(p->out, "%s: t=%.1f phase=%s event=%s%s%s\n", p->prog,
-			platform_now() - p->t0, p->phase, event, *kv ? " " : "", kv);
+			vmc_monotonic_s() - p->t0, p->phase, event, *kv ? " " : "", kv);
 	}
 	fflush(p->out);
 	pthread_mutex_unlock(&p->lock);

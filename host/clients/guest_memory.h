@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The guest's side of the numbers, read from vmcost-agent documents (GET /v1/status etc.), so
- * commands never dig through JSON paths themselves.
+ * The guest's memory as vmcost-agent reports it (GET /v1/status): total, free, page cache, and
+ * whether free-page reporting runs, so commands never dig through JSON paths themselves.
  */
-#ifndef VMC_GUEST_H
-#define VMC_GUEST_H
+#ifndef VMC_GUEST_MEMORY_H
+#define VMC_GUEST_MEMORY_H
 
 #include "clients/lima.h"
 

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Sampling the VM process and its hostagent, shared by list, footprint, idle, disk and trim. */
-#ifndef VMC_MEASURE_H
-#define VMC_MEASURE_H
+/*
+ * One sample of the VM process and its hostagent, the rates between two samples, and the JSON
+ * of a process and of host memory: shared by list, footprint, idle, disk, trim, wakeups, load and
+ * memtest.
+ */
+#ifndef VMC_VM_SAMPLE_H
+#define VMC_VM_SAMPLE_H
 
 #include "platform/platform.h"
 #include "platform/vmproc.h"
@@ -30,7 +34,12 @@ json_t *measure_proc_json(pid_t pid, const struct platform_proc_sample *s);
 /* {"os":…, "total":…, "free":…, "available":…} (+ compressor on macOS). */
 json_t *measure_host_json(const struct platform_host_memory *hm);
 
-/* CPU % of one core between two samples of the same process; 0 when no time passed. */
+/*
+ * A counter's change per second. 0 when no time passed or the counter went backwards (a pid
+ * reused by another process, a counter reset): unsigned subtraction would make that ~1.8e19.
+ */
+double measure_rate(uint64_t before, uint64_t after, double seconds);
+/* CPU % of one core between two samples of the same process; 0 as for measure_rate. */
 double measure_cpu_percent(const struct platform_proc_sample *a,
 			   const struct platform_proc_sample *b);
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "measure/measure.h"
+#include "measure/vm_sample.h"
 
 #include "jsonutil.h"
 #include "log.h"
@@ -92,11 +92,15 @@ json_t *measure_host_json(const struct platform_host_memory *hm)
 	return j;
 }
 
+double measure_rate(uint64_t before, uint64_t after, double seconds)
+{
+	if (seconds <= 0 || after < before)
+		return 0;
+	return (double)(after - before) / seconds;
+}
+
 double measure_cpu_percent(const struct platform_proc_sample *a,
 			   const struct platform_proc_sample *b)
 {
-	double wall = b->taken_at - a->taken_at;
-	if (wall <= 0 || b->cpu_ns < a->cpu_ns)
-		return 0;
-	return (double)(b->cpu_ns - a->cpu_ns) / 1e9 / wall * 100.0;
+	return measure_rate(a->cpu_ns, b->cpu_ns, b->taken_at - a->taken_at) / 1e9 * 100.0;
 }
