@@ -249,7 +249,12 @@ else
 fi
 starts=$(grep -c '^start' "$home/state/calls" 2>/dev/null)
 if [ "$starts" = 1 ]; then ok "one limactl start"; else fail "limactl start ran ${starts:-0} times"; fi
-status=$(as_user vmcost autostop dev --status 2>&1)
+# Docker may answer before `limactl start` has returned (the fake one sleeps 0.3 s after its
+# dockerd is up): the start ends, and the state leaves "starting", only when both have happened.
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+	status=$(as_user vmcost autostop dev --status 2>&1)
+	case $status in "dev: starting"*) sleep 0.2 ;; *) break ;; esac
+done
 case $status in
 "dev: running"* | "dev: checking"*) ok "vmcost autostop dev --status reaches the service: ${status%%
 *}" ;;
