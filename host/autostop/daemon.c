@@ -257,7 +257,14 @@ static int spawn_limactl(struct daemon *d, struct child *c, const char *verb)
 	int log_fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (log_fd < 0)
 		log_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	char *args[] = {"limactl", (char *)verb, "--tty=false", (char *)d->cfg->instance, NULL};
+	/* limactl start waits 10 min by default; a start is given as long as held clients wait,
+	 * so that limactl does not give up on a slow boot that autostop still waits for. */
+	char timeout[32];
+	textf(timeout, sizeof timeout, "--timeout=%.0fs", d->cfg->start_timeout_s);
+	char *start_args[] = {"limactl", "start", "--tty=false", timeout, (char *)d->cfg->instance,
+			      NULL};
+	char *stop_args[] = {"limactl", "stop", "--tty=false", (char *)d->cfg->instance, NULL};
+	char **args = strcmp(verb, "start") == 0 ? start_args : stop_args;
 	uv_stdio_container_t stdio[3] = {
 	    {.flags = UV_IGNORE},
 	    {.flags = UV_INHERIT_FD, .data.fd = log_fd},
@@ -707,6 +714,10 @@ static int open_listeners(struct daemon *d, char *err, size_t errsize)
 {
 	const struct autostop_config *cfg = d->cfg;
 	int rc;
+	size_t max;
+	/* A path that can never work is a usage error, whatever else is going on. */
+	if (cfg->listen_fd < 0 && !relay_path_fits(cfg->listen, &max))
+		return prepare_path(cfg->listen, "listen socket", err, errsize);
 	if (cfg->status[0] &&
 	    (rc = prepare_path(cfg->status, "status socket", err, errsize)) != VMC_EXIT_OK)
 		return rc;

@@ -576,6 +576,10 @@ TEST(the_first_client_starts_a_stopped_vm)
 	CHECK_CONTAINS(buf, "HTTP/1.1 200 OK");
 	CHECK_CONTAINS(buf, "\r\n\r\nOK");
 	CHECK_INT(t_calls("start"), 1);
+	/* limactl waits as long as the held clients do (the test's --start-timeout is 20 s). */
+	char calls[400];
+	snprintf(calls, sizeof calls, "%s/calls", t_state);
+	CHECK(t_file_has(calls, "start --tty=false --timeout=20s dev"));
 	CHECK(t_log_has("starting dev: a client is waiting and dev is stopped"));
 	CHECK(t_log_has("dev answers /_ping"));
 	CHECK(t_log_has("relaying 1 held client"));
