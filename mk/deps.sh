@@ -13,10 +13,13 @@ LIBS_LINUX="libmicrohttpd:libmicrohttpd-dev:libmicrohttpd"
 # command : Debian package [: Homebrew formula] (build and test tools; the lab guest's kernel and
 # busybox are downloaded, never installed on the host). scdoc turns docs/man/*.scd into manuals.
 TOOLS_BUILD="cc:gcc make:make pkg-config:pkg-config ar:binutils scdoc:scdoc:scdoc"
+# dockerd stands for docker.io, which brings the Debian docker CLI the autostop suites use as a
+# client (/usr/bin/docker); no dockerd is ever started on the host.
 TOOLS_TEST="clang:clang clang-format:clang-format:clang-format shellcheck:shellcheck curl:curl jq:jq socat:socat cpio:cpio \
 depmod:kmod mke2fs:e2fsprogs qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils \
 debootstrap:debootstrap xz:xz-utils gzip:gzip apt-get:apt xmllint:libxml2-utils busybox:busybox \
-gcc:gcc nm:binutils jsonschema:python3-jsonschema groff:groff-base mandoc:mandoc bash:bash zsh:zsh"
+gcc:gcc nm:binutils jsonschema:python3-jsonschema groff:groff-base mandoc:mandoc bash:bash zsh:zsh \
+dockerd:docker.io docker-compose:docker-compose"
 # The musl agent and its libraries, built from Debian's source packages (lab/build-static-deps,
 # mk/musl.mk).
 TOOLS_MUSL="musl-gcc:musl-tools readelf:binutils dpkg-source:dpkg-dev autoreconf:autoconf \

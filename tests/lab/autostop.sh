@@ -1,0 +1,244 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# vmcost autostop against the lab Docker guest (issue 12, acceptance 1-5 and 7; 6 needs real
+# Lima, tests/lima/autostop.sh). Clients are Debian's: the docker CLI of docker.io
+# (/usr/bin/docker, not any other docker on PATH), docker-compose, curl. The guest cannot pull,
+# so images are imported from the lab's busybox. With --idle 20s:
+#   3  docker run -i with piped stdin, exec -i, logs -f, compose up/down, all through the relay
+#   2  a running container, then an open GET /events stream, keep the VM up past the period
+#   1  with neither, it stops; a curl /version starts it again and gets Docker's answer
+#   4  ten clients arriving while it is stopped cause one start, and all ten get answers
+#   5  the VM killed under an open stream: the client gets EOF, not a hang; the next one
+#      starts it again
+#   7  garbage, a request cut half-way, 1000 connections opened and dropped, a listen path too
+#      long for sun_path, a second daemon: clear messages, the daemon stays up and answers
+# and SIGTERM leaves the VM running. Start latencies are printed (bench/autostop records them).
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+lab_init
+
+IDLE=20
+docker=/usr/bin/docker
+if [ ! -x "$docker" ] || ! command -v docker-compose >/dev/null 2>&1; then
+	skip "Debian's docker CLI and docker-compose are missing (apt-get install docker.io docker-compose)"
+	summary
+fi
+
+lab_start as1 --docker
+dir=$LIMA_HOME/as1
+direct=$dir/sock/docker.sock
+relay=$dir/sock/docker-autostop.sock
+log=$LIMA_HOME/autostop.log
+daemon_pid=""
+
+stop_daemon() {
+	[ -n "$daemon_pid" ] && kill -TERM "$daemon_pid" 2>/dev/null
+	return 0
+}
+trap 'stop_daemon; lab_cleanup' EXIT
+
+# An image from the lab's busybox, imported through docker.sock itself.
+work=$(mktemp -d)
+mkdir -p "$work/root/bin"
+cp "${VMCOST_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/vmcost-lab}/busybox" "$work/root/bin/"
+for applet in sh cat echo sleep seq head; do ln -s busybox "$work/root/bin/$applet"; done
+tar -C "$work/root" -cf "$work/bb.tar" bin
+check "image lab-busybox imported" sh -c \
+	"DOCKER_HOST=unix://$direct $docker import '$work/bb.tar' lab-busybox:latest >/dev/null"
+
+vmcost autostop as1 --idle "${IDLE}s" >"$log" 2>&1 &
+daemon_pid=$!
+check "vmcost autostop listens" lab_wait_until 30 test -S "$relay"
+export DOCKER_HOST="unix://$relay"
+
+status() { limactl list --json as1 | jq -r .status; }
+now() { cut -d' ' -f1 /proc/uptime; }
+clients() { vmcost autostop as1 --status --json | jq -r .clients; }
+log_has() { grep -qF -- "$1" "$log"; }
+count() { grep -cF -- "$1" "$log"; }
+
+# ---- 3: attached sessions through the relay ----------------------------------------------------
+out=$(echo hello-stdin | "$docker" run --rm -i lab-busybox cat 2>&1)
+if [ "$out" = hello-stdin ]; then ok "docker run -i: stdin piped in, output back"; else
+	fail "docker run -i: \"$out\""
+fi
+check "docker run -d: a sleep container" sh -c "$docker run -d --name sleeper lab-busybox sleep 100000 >/dev/null"
+out=$(echo data-through-exec | "$docker" exec -i sleeper cat 2>&1)
+if [ "$out" = data-through-exec ]; then ok "docker exec -i"; else fail "docker exec -i: \"$out\""; fi
+# shellcheck disable=SC2016 # expanded by the container's shell
+"$docker" run -d --name talker lab-busybox sh -c 'for i in $(seq 1 1000); do echo line$i; sleep 1; done' \
+	>/dev/null
+out=$(timeout 120 "$docker" logs -f talker 2>&1 | head -n 3 | tr '\n' ' ')
+if [ "$out" = "line1 line2 line3 " ]; then ok "docker logs -f streams"; else
+	fail "docker logs -f: \"$out\""
+fi
+"$docker" rm -f talker >/dev/null 2>&1
+cat >"$work/docker-compose.yml" <<'EOF'
+version: "3"
+services:
+  web:
+    image: lab-busybox
+    command: ["sleep", "100000"]
+  worker:
+    image: lab-busybox
+    command: ["sleep", "100000"]
+EOF
+# TCG is slow: compose's default 60 s per request is not enough here.
+export COMPOSE_HTTP_TIMEOUT=600
+if docker-compose -f "$work/docker-compose.yml" -p astest up -d >"$work/compose.out" 2>&1 &&
+	[ "$(DOCKER_HOST=unix://$direct $docker ps -q --filter label=com.docker.compose.project=astest | wc -l)" = 2 ]; then
+	ok "docker-compose up -d: two services running"
+else
+	fail "docker-compose up: $(tail -3 "$work/compose.out")"
+fi
+if docker-compose -f "$work/docker-compose.yml" -p astest down >"$work/compose.out" 2>&1 &&
+	[ "$(DOCKER_HOST=unix://$direct $docker ps -aq --filter label=com.docker.compose.project=astest | wc -l)" = 0 ]; then
+	ok "docker-compose down: nothing left"
+else
+	fail "docker-compose down: $(tail -3 "$work/compose.out")"
+fi
+
+# ---- 2: a container, then an open stream, keep it up ----------------------------------------------
+check "the sleep container keeps it up" lab_wait_until 60 log_has "as1 stays up: 1 container running (sleeper)"
+sleep $((IDLE * 2 + 5))
+if [ "$(status)" = Running ] && ! log_has "stopping as1"; then
+	ok "still running $((IDLE * 2 + 5)) s later, past two idle periods"
+else
+	fail "stopped although sleeper ran"
+fi
+curl -sN --unix-socket "$relay" http://localhost/events >/dev/null 2>&1 &
+events_pid=$!
+sleep 2
+"$docker" rm -f sleeper >/dev/null
+sleep $((IDLE * 2 + 5))
+if [ "$(status)" = Running ] && ! log_has "stopping as1"; then
+	ok "an open GET /events kept it up past two idle periods"
+else
+	fail "stopped although a GET /events stream was open"
+fi
+kill "$events_pid" 2>/dev/null
+
+# ---- 1: idle stop, and a client starts it -------------------------------------------------------
+check "with no client and no container it stops" lab_wait_until $((IDLE * 3 + 120)) log_has "stopped as1 in"
+check "limactl says Stopped" test "$(status)" = Stopped
+grep -F "stopped as1 in" "$log" | tail -n 1 | sed 's/^/  /'
+
+# ---- 4 (and 1): ten clients while stopped, one start, ten answers --------------------------------
+starts_before=$(count "starting as1")
+t0=$(now)
+i=0
+while [ $i -lt 10 ]; do
+	if [ $i = 0 ]; then path=/version; else path=/_ping; fi
+	curl -s -m 900 --unix-socket "$relay" "http://localhost$path" >"$work/answer.$i" 2>&1 &
+	i=$((i + 1))
+done
+wait_clients() {
+	for f in "$work"/answer.*; do [ -s "$f" ] || return 1; done
+}
+lab_wait_until 900 wait_clients
+t1=$(now)
+answered=0
+for f in "$work"/answer.*; do
+	grep -qE '"ApiVersion"|^OK$' "$f" && answered=$((answered + 1))
+done
+if [ "$answered" = 10 ]; then ok "ten clients while stopped: ten answers (one was GET /version)"; else
+	fail "ten clients while stopped: $answered answered"
+fi
+starts=$(($(count "starting as1") - starts_before))
+if [ "$starts" = 1 ]; then ok "exactly one limactl start for the ten"; else fail "$starts starts for ten clients"; fi
+echo "  first answers $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s after the clients arrived; daemon: $(grep -F "answers /_ping" "$log" | tail -n 1 | cut -d' ' -f2-)"
+
+# ---- 5: the VM killed behind its back -----------------------------------------------------------
+curl -sN -m 600 --unix-socket "$relay" http://localhost/events >/dev/null 2>&1 &
+events_pid=$!
+sleep 3
+"$LAB_TEST_REPO/lab/vm" stop -f as1 >/dev/null 2>&1
+ended=no
+i=0
+while [ $i -lt 40 ]; do
+	kill -0 "$events_pid" 2>/dev/null || { ended=yes; break; }
+	sleep 0.5
+	i=$((i + 1))
+done
+if [ $ended = yes ]; then ok "the open stream ended when the VM was killed (no hang)"; else
+	fail "the open stream still hangs 20 s after the VM was killed"
+	kill "$events_pid" 2>/dev/null
+fi
+answer=$(curl -s -m 900 --unix-socket "$relay" http://localhost/_ping)
+if [ "$answer" = OK ] && log_has "went away behind autostop's back"; then
+	ok "the next client started it again"
+else
+	fail "after the kill: \"$answer\"; $(tail -n 2 "$log")"
+fi
+
+# ---- 7: bad input --------------------------------------------------------------------------------
+starts_before=$(count "starting as1")
+out=$(printf 'NOT HTTP \001\002\r\n\r\n' | socat -t 10 - "UNIX-CONNECT:$relay" 2>&1 | head -n 1)
+case $out in
+HTTP/1.1\ 400*) ok "garbage is relayed and dockerd answers it: $out" ;;
+*) fail "garbage: \"$out\"" ;;
+esac
+printf 'GET /_pi' | socat -t 1 - "UNIX-CONNECT:$relay" >/dev/null 2>&1
+i=0
+while [ $i -lt 1000 ]; do
+	socat -u /dev/null "UNIX-CONNECT:$relay" 2>/dev/null
+	i=$((i + 1))
+done
+answer=$(curl -s -m 60 --unix-socket "$relay" http://localhost/_ping)
+if [ "$answer" = OK ] && kill -0 "$daemon_pid" 2>/dev/null; then
+	ok "after a request cut half-way and 1000 connect-drops the daemon answers"
+else
+	fail "after 1000 connect-drops: \"$answer\""
+fi
+check "and nothing started or stopped for them" test "$(count "starting as1")" = "$starts_before"
+# Each dropped connection was relayed to dockerd and closes when it does: none may stay open.
+no_clients() { [ "$(clients)" = 0 ]; }
+check "every one of them is closed again (clients: $(clients) now, 0 within 300 s)" \
+	lab_wait_until 300 no_clients
+long=/tmp/$(printf '%0120d' 0).sock
+out=$(vmcost autostop as1 --listen "$long" 2>&1)
+rc=$?
+if [ $rc = 2 ] && echo "$out" | grep -q "a unix socket path holds at most"; then
+	ok "a listen path too long for sun_path: exit 2, $(echo "$out" | cut -c1-60)..."
+else
+	fail "too-long listen path: exit $rc, $out"
+fi
+out=$(vmcost autostop as1 2>&1)
+rc=$?
+if [ $rc = 1 ] && echo "$out" | grep -q "another vmcost autostop already serves this instance"; then
+	ok "a second daemon for the same instance is refused"
+else
+	fail "second daemon: exit $rc, $out"
+fi
+
+# ---- status, list, env -------------------------------------------------------------------------------
+out=$(vmcost autostop as1 --status 2>&1)
+case $out in
+"as1: running"*) ok "vmcost autostop as1 --status: running" ;;
+*) fail "--status: $out" ;;
+esac
+echo "$out" | sed 's/^/  /'
+if vmcost list | grep -q AUTOSTOP; then ok "vmcost list has an AUTOSTOP column"; else fail "vmcost list"; fi
+if vmcost env as1 | grep -q "DOCKER_HOST='unix://$relay'"; then ok "vmcost env as1 names the relay"; else
+	fail "vmcost env: $(vmcost env as1 2>&1)"
+fi
+
+# ---- SIGTERM ---------------------------------------------------------------------------------------
+kill -TERM "$daemon_pid"
+i=0
+while kill -0 "$daemon_pid" 2>/dev/null && [ $i -lt 40 ]; do
+	sleep 0.25
+	i=$((i + 1))
+done
+wait "$daemon_pid"
+rc=$?
+daemon_pid=""
+if [ $rc = 0 ] && [ ! -e "$relay" ] && [ "$(status)" = Running ]; then
+	ok "SIGTERM: exit 0, socket removed, the VM left running"
+else
+	fail "SIGTERM: exit $rc, socket $(test -e "$relay" && echo present || echo gone), VM $(status)"
+fi
+echo "---- decisions"
+grep -v "^vmcost: warning" "$log" | cut -d' ' -f2- | sed 's/^/  /'
+rm -rf "$work"
+summary
