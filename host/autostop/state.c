@@ -42,8 +42,12 @@ static void set_state(struct autostop *a, enum autostop_state s, double now)
 	a->state = s;
 }
 
-__attribute__((format(printf, 3, 4))) static void
-decide(struct autostop *a, struct autostop_actions *act, const char *fmt, ...)
+/*
+ * The same decision again within one idle period (a container still runs at every check, a
+ * client polls every second) is no news: it is kept for --status but logged once.
+ */
+__attribute__((format(printf, 4, 5))) static void
+decide(struct autostop *a, double now, struct autostop_actions *act, const char *fmt, ...)
 {
 	char line[sizeof a->decision];
 	va_list ap;
@@ -51,10 +55,10 @@ decide(struct autostop *a, struct autostop_actions *act, const char *fmt, ...)
 	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
 	memcpy(a->decision, line, sizeof line);
-	/* The same decision again (a container still runs, period after period) is no news. */
-	if (strcmp(line, a->logged) == 0)
+	if (strcmp(line, a->logged) == 0 && now - a->logged_at < a->idle_period)
 		return;
 	memcpy(a->logged, line, sizeof line);
+	a->logged_at = now;
 	act->todo |= AUTOSTOP_DO_LOG;
 }
 
@@ -102,7 +106,7 @@ struct autostop_actions autostop_init(struct autostop *a, const char *name, doub
 	}
 	a->state = AUTOSTOP_DOWN;
 	kind(a, "waiting");
-	decide(a, &act, "%s is stopped: the first client will start it", a->name);
+	decide(a, now, &act, "%s is stopped: the first client will start it", a->name);
 	return act;
 }
 
@@ -112,7 +116,6 @@ bool autostop_client_opened(struct autostop *a, double now, struct autostop_acti
 	*act = (struct autostop_actions){0};
 	a->clients++;
 	a->idle_since = 0;
-	a->logged[0] = '\0'; /* after activity, the same decision is news again */
 	act->todo |= AUTOSTOP_DO_DISARM_TIMER;
 	if (a->state == AUTOSTOP_STARTING)
 		return a->ping_answered; /* Docker answers; limactl start is only finishing */
@@ -138,14 +141,15 @@ struct autostop_actions autostop_upstream_refused(struct autostop *a, double now
 	enum autostop_state was = a->state;
 	begin_start(a, now, &act);
 	if (was == AUTOSTOP_RUNNING || was == AUTOSTOP_CHECKING || was == AUTOSTOP_UNHEALTHY)
-		decide(a, &act,
+		decide(a, now, &act,
 		       "starting %s: docker.sock refused a client (%s): the VM went away behind "
 		       "autostop's back; limactl start %s",
 		       a->name, why, a->name);
 	else
-		decide(a, &act, "starting %s: a client is waiting and %s is %s; limactl start %s",
-		       a->name, a->name,
-		       was == AUTOSTOP_STOPPED ? "stopped by autostop" : "stopped", a->name);
+		decide(a, now, &act,
+		       "starting %s: a client is waiting and %s is %s; limactl start %s", a->name,
+		       a->name, was == AUTOSTOP_STOPPED ? "stopped by autostop" : "stopped",
+		       a->name);
 	return act;
 }
 
@@ -157,7 +161,7 @@ struct autostop_actions autostop_upstream_connected(struct autostop *a, double n
 		set_state(a, AUTOSTOP_CHECKING, now);
 		act.todo |= AUTOSTOP_DO_CHECK;
 		kind(a, "found");
-		decide(a, &act, "%s answers again: it was started outside autostop", a->name);
+		decide(a, now, &act, "%s answers again: it was started outside autostop", a->name);
 	}
 	return act;
 }
@@ -172,7 +176,7 @@ static void check_failed(struct autostop *a, double now, const struct autostop_c
 		act->todo |= AUTOSTOP_DO_DISARM_TIMER;
 		if (news) {
 			kind(a, "waiting");
-			decide(a, act,
+			decide(a, now, act,
 			       "%s is stopped (not by autostop): the first client will start it",
 			       a->name);
 		}
@@ -180,7 +184,7 @@ static void check_failed(struct autostop *a, double now, const struct autostop_c
 	}
 	set_state(a, AUTOSTOP_UNHEALTHY, now);
 	kind(a, "stay-up");
-	decide(a, act,
+	decide(a, now, act,
 	       "%s stays up: the Docker API does not answer (%s); autostop never stops an instance "
 	       "it cannot see healthy",
 	       a->name, c->error[0] ? c->error : "no answer");
@@ -208,7 +212,7 @@ struct autostop_actions autostop_check_done(struct autostop *a, double now,
 	if (a->clients > 0) {
 		if (!was_running) {
 			kind(a, "running");
-			decide(a, &act, "%s is running and Docker answers; %u client%s open",
+			decide(a, now, &act, "%s is running and Docker answers; %u client%s open",
 			       a->name, a->clients, plural(a->clients));
 		}
 		return act;
@@ -216,15 +220,15 @@ struct autostop_actions autostop_check_done(struct autostop *a, double now,
 	if (c->running > 0) {
 		a->idle_since = 0;
 		kind(a, "stay-up");
-		decide(a, &act, "%s stays up: %u container%s running (%s)", a->name, c->running,
-		       plural(c->running), c->names[0] ? c->names : "?");
+		decide(a, now, &act, "%s stays up: %u container%s running (%s)", a->name,
+		       c->running, plural(c->running), c->names[0] ? c->names : "?");
 		arm(&act, a->idle_period);
 		return act;
 	}
 	if (a->idle_since <= 0) {
 		a->idle_since = now;
 		kind(a, "idle");
-		decide(a, &act,
+		decide(a, now, &act,
 		       "%s is idle: no client, no running container; it stops in %s unless that "
 		       "changes",
 		       a->name, period);
@@ -240,8 +244,9 @@ struct autostop_actions autostop_check_done(struct autostop *a, double now,
 	a->stops++;
 	a->idle_since = 0;
 	kind(a, "stop");
-	decide(a, &act, "stopping %s: no client and no running container for %s; limactl stop %s",
-	       a->name, period, a->name);
+	decide(a, now, &act,
+	       "stopping %s: no client and no running container for %s; limactl stop %s", a->name,
+	       period, a->name);
 	act.todo |= AUTOSTOP_DO_STOP | AUTOSTOP_DO_DISARM_TIMER;
 	return act;
 }
@@ -274,8 +279,9 @@ struct autostop_actions autostop_ping_answered(struct autostop *a, double now, u
 	char took[32];
 	vmc_format_duration(a->last_start_s, took, sizeof took);
 	kind(a, "ready");
-	decide(a, &act, "%s answers /_ping %s after the start decision; relaying %u held client%s",
-	       a->name, took, held, plural(held));
+	decide(a, now, &act,
+	       "%s answers /_ping %s after the start decision; relaying %u held client%s", a->name,
+	       took, held, plural(held));
 	act.todo |= AUTOSTOP_DO_CONNECT_HELD;
 	if (a->limactl_done)
 		finish_start(a, now, &act);
@@ -300,9 +306,10 @@ struct autostop_actions autostop_start_exited(struct autostop *a, double now, in
 	if (a->ping_answered) {
 		if (exit_code != 0) {
 			kind(a, "running");
-			decide(
-			    a, &act, "limactl start %s exited %d (%s) but Docker answers: running",
-			    a->name, exit_code, last_line && *last_line ? last_line : "no output");
+			decide(a, now, &act,
+			       "limactl start %s exited %d (%s) but Docker answers: running",
+			       a->name, exit_code,
+			       last_line && *last_line ? last_line : "no output");
 		}
 		finish_start(a, now, &act);
 		return act;
@@ -310,9 +317,9 @@ struct autostop_actions autostop_start_exited(struct autostop *a, double now, in
 	if (exit_code == 0)
 		return act; /* up as far as Lima is concerned; keep pinging until the deadline */
 	fail_start(a, now, &act, AUTOSTOP_DOWN);
-	decide(a, &act, "start of %s failed: limactl start exited %d: %s; closed %u held client%s",
-	       a->name, exit_code, last_line && *last_line ? last_line : "no output", held,
-	       plural(held));
+	decide(a, now, &act,
+	       "start of %s failed: limactl start exited %d: %s; closed %u held client%s", a->name,
+	       exit_code, last_line && *last_line ? last_line : "no output", held, plural(held));
 	return act;
 }
 
@@ -325,7 +332,7 @@ struct autostop_actions autostop_start_timed_out(struct autostop *a, double now,
 	char t[32];
 	vmc_format_duration(timeout_s, t, sizeof t);
 	fail_start(a, now, &act, a->limactl_done ? AUTOSTOP_UNHEALTHY : AUTOSTOP_DOWN);
-	decide(a, &act,
+	decide(a, now, &act,
 	       "start of %s timed out: Docker did not answer /_ping within %s%s; closed %u held "
 	       "client%s",
 	       a->name, t, a->limactl_done ? " although limactl start succeeded" : "", held,
@@ -340,7 +347,7 @@ struct autostop_actions autostop_start_failed(struct autostop *a, double now, co
 {
 	struct autostop_actions act = {0};
 	fail_start(a, now, &act, AUTOSTOP_DOWN);
-	decide(a, &act, "start of %s failed: %s; closed %u held client%s", a->name, why, held,
+	decide(a, now, &act, "start of %s failed: %s; closed %u held client%s", a->name, why, held,
 	       plural(held));
 	return act;
 }
@@ -358,8 +365,8 @@ struct autostop_actions autostop_stop_exited(struct autostop *a, double now, int
 	}
 	set_state(a, AUTOSTOP_CHECKING, now);
 	kind(a, "failed");
-	decide(a, &act, "stop of %s failed: limactl stop exited %d: %s; checking it again", a->name,
-	       exit_code, last_line && *last_line ? last_line : "no output");
+	decide(a, now, &act, "stop of %s failed: limactl stop exited %d: %s; checking it again",
+	       a->name, exit_code, last_line && *last_line ? last_line : "no output");
 	act.todo |= AUTOSTOP_DO_CHECK;
 	return act;
 }
@@ -377,14 +384,14 @@ struct autostop_actions autostop_stop_settled(struct autostop *a, double now, in
 	vmc_format_bytes_delta(freed, gain, sizeof gain);
 	if (a->clients > 0) {
 		begin_start(a, now, &act);
-		decide(a, &act,
+		decide(a, now, &act,
 		       "stopped %s in %s (host free memory %s); %u client%s arrived meanwhile: "
 		       "limactl start %s",
 		       a->name, took, gain, a->clients, plural(a->clients), a->name);
 		return act;
 	}
 	kind(a, "stopped");
-	decide(a, &act, "stopped %s in %s: host free memory %s", a->name, took, gain);
+	decide(a, now, &act, "stopped %s in %s: host free memory %s", a->name, took, gain);
 	return act;
 }
 

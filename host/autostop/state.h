@@ -76,7 +76,8 @@ struct autostop {
 	unsigned starts, stops;
 	char decision_kind[16]; /* "start", "stop", "stay-up", "idle", "ready", "failed", ... */
 	char decision[400];	/* the last decision, one line */
-	char logged[400];	/* the last line logged: a repeat without news is not logged */
+	char logged[400];	/* the last line logged, and when: see decide() */
+	double logged_at;
 };
 
 const char *autostop_state_name(enum autostop_state s);
