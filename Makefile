@@ -128,6 +128,12 @@ $(B)/%/libvmcost-agent.a: $$(call objs,$$*,$(AGENT_CORE_SRC))
 $(HOST_BIN): $(B)/rel/host/commands/main.o $(B)/rel/libvmcost-host.a $(B)/rel/libvmcost.a
 	$(call say,LD,$@)$(CC) $(CFLAGS_REL) -o $@ $^ $(HOST_LIBS) $(LDFLAGS)
 
+# vmcost under ASan+UBSan, for the lab suites that run a long-lived vmcost (tests/lab/autostop.sh:
+# the autostop daemon with real Docker clients).
+HOST_ASAN_BIN := $(B)/asan/vmcost
+$(HOST_ASAN_BIN): $(B)/asan/host/commands/main.o $(B)/asan/libvmcost-host.a $(B)/asan/libvmcost.a
+	$(call say,LD-SAN,$@)$(CC) $(CFLAGS_ASAN) -o $@ $^ $(HOST_LIBS) $(LDFLAGS_ASAN)
+
 $(AGENT_BIN): $(B)/rel/guest-agent/main.o $(B)/rel/libvmcost-agent.a $(B)/rel/libvmcost.a
 	$(call say,LD,$@)$(CC) $(CFLAGS_REL) -o $@ $^ $(AGENT_LIBS) $(LDFLAGS)
 
@@ -230,7 +236,7 @@ script-tests: $(ALL_BINS)
 lab: $(AGENT_STATIC_BIN)
 	lab/build
 
-lab-check: $(ALL_BINS) lab
+lab-check: $(ALL_BINS) $(HOST_ASAN_BIN) lab
 	@rc=0; for t in tests/lab/*.sh; do \
 		[ -x "$$t" ] || continue; \
 		$(RUN_SUITE) "lab/$$(basename $$t .sh)" $$t || rc=1; done; exit $$rc
