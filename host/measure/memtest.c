@@ -581,6 +581,13 @@ static void guest_cmdline(const struct memtest *m, char *buf, size_t size)
 	process_first_line(argv, 60000, buf, size);
 }
 
+/* A results file names the guest's kernel as well as the host's. */
+static void guest_kernel(const struct memtest *m, char *buf, size_t size)
+{
+	const char *argv[] = {"limactl", "shell", m->inst.name, "uname", "-r", NULL};
+	process_first_line(argv, 60000, buf, size);
+}
+
 static json_t *settings_json(const struct memtest *m)
 {
 	const struct memtest_settings *o = &m->o;
@@ -616,10 +623,11 @@ static json_t *settings_json(const struct memtest *m)
 
 void memtest_build_header(struct memtest *m)
 {
-	char when[32], lv[160], cmdline[1024], line[512];
+	char when[32], lv[160], cmdline[1024], kernel[128], line[512];
 	results_iso_time(m->started, when, sizeof when);
 	lima_limactl_version(lv, sizeof lv);
 	guest_cmdline(m, cmdline, sizeof cmdline);
+	guest_kernel(m, kernel, sizeof kernel);
 	json_t *machine = results_machine();
 	results_machine_line(machine, line, sizeof line);
 	m->doc = json_pack("{s:s, s:s, s:s}", "command", "memtest", "version", VMCOST_VERSION,
@@ -633,7 +641,8 @@ void memtest_build_header(struct memtest *m)
 				      m->inst.dir, "lima_version", m->inst.lima_version));
 	json_object_set_new(m->doc, "lima", json_pack("{s:s}", "limactl_version", lv));
 	json_object_set_new(m->doc, "guest",
-			    json_pack("{s:s, s:b}", "kernel_cmdline", cmdline, "init_on_free",
+			    json_pack("{s:s, s:s, s:b}", "kernel", kernel, "kernel_cmdline",
+				      cmdline, "init_on_free",
 				      strstr(cmdline, "init_on_free=1") != NULL));
 	json_object_set_new(m->doc, "vm_process",
 			    json_pack("{s:i, s:s}", "pid", (int)m->vp.pid, "method", m->vp.method));

@@ -291,7 +291,9 @@ int memtest_report_markdown(FILE *f, const json_t *doc)
 		vm_type ? vm_type : "?", arch ? arch : "?", cpus,
 		vmc_format_bytes((uint64_t)memory, mem, sizeof mem));
 	const char *cmdline = memtest_str(doc, "guest.kernel_cmdline");
-	fprintf(f, "- Guest kernel cmdline: `%s`\n", cmdline ? cmdline : "unknown");
+	const char *kernel = memtest_str(doc, "guest.kernel");
+	fprintf(f, "- Guest kernel: %s, cmdline `%s`\n", kernel && *kernel ? kernel : "unknown",
+		cmdline ? cmdline : "unknown");
 	const char *wl = memtest_str(doc, "settings.workload_text");
 	fprintf(f, "- Workload: %s\n", wl ? wl : "?");
 	const char *pid_method = memtest_str(doc, "vm_process.method");

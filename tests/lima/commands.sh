@@ -192,8 +192,15 @@ cache_before=$(guest_meminfo_kb Cached)
 json_of "trim" lima_vmcost trim "$LIMA_INSTANCE" --json
 cache_after=$(guest_meminfo_kb Cached)
 echo "  guest Cached $((cache_before / 1024)) -> $((cache_after / 1024)) MiB; vmcost: $(printf '%s' "$out" | jq -c '{guest_freed, footprint_before, footprint_after, settled}')"
-jq_check "trim: the guest freed >= 300 MiB of page cache" '.guest_freed >= 300 * 1048576'
+# The agent keeps a floor of cache (128 MiB by default) and asks memory.reclaim for the rest, and
+# it counts what it freed by MemFree, which the rest of the guest moves too: of a 336 MiB target
+# it reclaimed 335 MiB and counted 290 MiB freed in one run.
+jq_check "trim: the 400 MiB file was in the agent's target (cache above its floor >= 300 MiB)" \
+	'.trim.target_bytes >= 300 * 1048576'
+jq_check "trim: the guest freed >= 75 % of that target" '.guest_freed >= .trim.target_bytes * 0.75'
 check "trim: the guest's own Cached fell by >= 300 MiB" test $((cache_before - cache_after)) -ge $((300 * 1024))
+check "trim: what the agent counted freed is the guest's Cached drop within 25 %" \
+	within 25 "$(($(printf '%s' "$out" | jq .guest_freed) / 1024))" $((cache_before - cache_after))
 # Reporting hands back free 2 MiB blocks only: of 306 MiB freed, 210 came back in one run.
 jq_check "trim: with free-page reporting the footprint fell by >= 50 % of it" \
 	'.footprint_before - .footprint_after >= .guest_freed * 0.5'

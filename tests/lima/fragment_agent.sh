@@ -45,7 +45,7 @@ check "/run/vmcost-agent.sock is the Lima user's ($owner)" test "$owner" = "$LIM
 check "the documented defaults are beside it" in_guest test -s /usr/local/src/vmcost/agent.yaml
 
 # ---- through Lima's forward ------------------------------------------------------------------
-status_ok() { lima_vmcost wakeups "$LIMA_INSTANCE" 1 >"$LIMA_TEST_HOME/status.out" 2>&1; }
+status_ok() { lima_vmcost wakeups "$LIMA_INSTANCE" 1 >"$LIMA_TEST_STAGE/status.out" 2>&1; }
 # After a respawn the agent needs a moment to bind again.
 status_within() { # seconds
 	i=0
@@ -57,14 +57,14 @@ status_within() { # seconds
 	return 1
 }
 if status_within 30; then ok "vmcost wakeups through Lima's forward"; else
-	say_fail "vmcost wakeups through Lima's forward" "$(cat "$LIMA_TEST_HOME/status.out")"
+	say_fail "vmcost wakeups through Lima's forward" "$(cat "$LIMA_TEST_STAGE/status.out")"
 fi
 pid_before=$(in_guest systemctl show -p MainPID --value cache-trim.service)
 in_guest sudo systemctl restart cache-trim.service
 pid_after=$(in_guest systemctl show -p MainPID --value cache-trim.service)
 check "systemctl restart re-created the agent ($pid_before -> $pid_after)" test "$pid_before" != "$pid_after"
 if status_within 30; then ok "vmcost wakeups after systemctl restart (same Lima login, new socket)"; else
-	say_fail "vmcost wakeups after systemctl restart (same Lima login, new socket)" "$(cat "$LIMA_TEST_HOME/status.out")"
+	say_fail "vmcost wakeups after systemctl restart (same Lima login, new socket)" "$(cat "$LIMA_TEST_STAGE/status.out")"
 fi
 in_guest sudo kill -KILL "$pid_after"
 sleep 7 # RestartSec=5
@@ -72,16 +72,16 @@ pid_crash=$(in_guest systemctl show -p MainPID --value cache-trim.service)
 check "systemd restarted the agent after a crash ($pid_after -> $pid_crash)" \
 	sh -c "[ '$pid_crash' != '$pid_after' ] && [ '$pid_crash' != 0 ]"
 if status_within 30; then ok "vmcost wakeups after a crash and systemd's restart"; else
-	say_fail "vmcost wakeups after a crash and systemd's restart" "$(cat "$LIMA_TEST_HOME/status.out")"
+	say_fail "vmcost wakeups after a crash and systemd's restart" "$(cat "$LIMA_TEST_STAGE/status.out")"
 fi
 
 # vmcost doctor: exit 0 when nothing fails (warnings allowed), 1 when a check fails, 5 when the
 # agent cannot be reached. Through the fragment the agent must answer: the guest section is there.
-lima_vmcost doctor "$LIMA_INSTANCE" >"$LIMA_TEST_HOME/doctor.out" 2>&1
+lima_vmcost doctor "$LIMA_INSTANCE" >"$LIMA_TEST_STAGE/doctor.out" 2>&1
 rc=$?
-sed 's/^/    /' "$LIMA_TEST_HOME/doctor.out"
+sed 's/^/    /' "$LIMA_TEST_STAGE/doctor.out"
 check "vmcost doctor reaches the agent through the fragment's forward (exit $rc, not 5)" test "$rc" != 5
-check "vmcost doctor prints the guest's checks" grep -q '^Guest' "$LIMA_TEST_HOME/doctor.out"
+check "vmcost doctor prints the guest's checks" grep -q '^Guest' "$LIMA_TEST_STAGE/doctor.out"
 check "vmcost doctor passes (exit 0: no check fails)" test "$rc" = 0
 
 summary

@@ -30,19 +30,12 @@ validate_clean() {
 	[ "$rc" = 0 ] && ! echo "$out" | grep -q 'level=warn'
 }
 
-# Lima's symlinked templates (debian -> debian-13, docker's base _images/ubuntu-lts -> ubuntu-26.04,
-# ...) are missing when Lima's templates come from its Go module, whose zips leave symlinks out.
-# Lima looks in $LIMA_HOME/_templates first: the links of v2.2.0 (its git tree) go there.
+# Lima's aliases (debian -> debian-13, docker.yaml's base _images/ubuntu-lts -> ubuntu-26.04, ...)
+# are symlinks in its tree, which Go module zips leave out: make lima makes them again.
 lima_templates=$(dirname "$LIMA_RT_BIN")/share/lima/templates
-for link in debian:debian-13 ubuntu:ubuntu-26.04 fedora:fedora-44 alpine:alpine-3.23 \
-	_images/ubuntu-lts:ubuntu-26.04; do
-	name=${link%%:*} target=${link#*:}
-	[ -e "$lima_templates/$name.yaml" ] && continue
-	as_lima test -e "$LIMA_HOME/_templates/$name.yaml" && continue
-	dir=$LIMA_HOME/_templates/$(dirname "$name")
-	as_lima mkdir -p "$dir"
-	as_lima ln -sf "$lima_templates/$(dirname "$name")/$target.yaml" "$dir/$(basename "$name").yaml"
-	echo "note: $name.yaml is missing from $lima_templates (a symlink in Lima's tree): linked to $target.yaml in \$LIMA_HOME/_templates"
+for name in debian ubuntu fedora alpine _images/ubuntu-lts; do
+	check "Lima's template alias $name.yaml is there (make lima restores the module's symlinks)" \
+		as_lima test -f "$lima_templates/$name.yaml"
 done
 
 for base in debian ubuntu fedora docker alpine; do

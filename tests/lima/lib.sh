@@ -297,7 +297,7 @@ lima_boot() {
 	fi
 	t0=$(now_s)
 	as_lima env QEMU_SYSTEM_X86_64="$qemu" limactl start --tty=false \
-		--timeout "$LIMA_BOOT_TIMEOUT" "$@" >"$LIMA_TEST_HOME/start.log" 2>&1
+		--timeout "$LIMA_BOOT_TIMEOUT" "$@" >"$LIMA_TEST_STAGE/start.log" 2>&1
 	rc=$?
 	t=$(($(now_s) - t0))
 	# QEMU's own CPU time says what the boot costs apart from how busy the machine was.
@@ -307,7 +307,7 @@ lima_boot() {
 		tee -a "$LIMA_TEST_HOME/boot-times.log" >&2
 	LIMA_LAST_BOOT_SECONDS=$t
 	if [ "$rc" != 0 ]; then
-		tail -n 30 "$LIMA_TEST_HOME/start.log" >&2
+		tail -n 30 "$LIMA_TEST_STAGE/start.log" >&2
 		return 1
 	fi
 }

@@ -106,12 +106,15 @@ else
 fi
 
 # ---- 2. memtest with free-page reporting, then the stopped instance ------------------------------
+guest_kernel=$(lima_shell uname -r)
 if memtest_run fpr; then ok "memtest (fpr): exit 0"; else
 	fail "memtest (fpr): exit $?: $(tail -n 5 "$tmp/memtest-fpr.err")"
 fi
 memtest_summary fpr
 check "memtest (fpr): the report names the real Lima" \
 	sh -c "grep -q 'limactl version $LIMA_VERSION' '$tmp/results-fpr'/memtest-*.md"
+check "memtest (fpr): the report names the guest's kernel (${guest_kernel:-?})" \
+	sh -c "grep -q '^- Guest kernel: ${guest_kernel:-?}, ' '$tmp/results-fpr'/memtest-*.md"
 stopped_checks
 
 # ---- 3. the ratchet: no balloon device, nothing comes back ---------------------------------------

@@ -16,7 +16,9 @@ lab_home=$(mktemp -d /tmp/vmcost-standin.XXXXXX)
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 standin_cleanup() {
-	LIMA_HOME=$lab_home "$LIMA_TEST_REPO/lab/vm" stop -f sl >/dev/null 2>&1
+	for lab_instance in lr sl; do
+		LIMA_HOME=$lab_home "$LIMA_TEST_REPO/lab/vm" stop -f "$lab_instance" >/dev/null 2>&1
+	done
 	lima_ctl delete -f "${LIMA_INSTANCE}s" >/dev/null 2>&1
 	rm -rf "$lab_home" "$tmp"
 	lima_cleanup
