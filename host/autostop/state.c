@@ -128,8 +128,11 @@ struct autostop_actions autostop_client_closed(struct autostop *a, double now)
 	struct autostop_actions act = {0};
 	if (a->clients > 0)
 		a->clients--;
+	/* The Docker API is asked only once the clients have gone quiet: the docker CLI opens a new
+	 * connection per request, and a check after each one doubled what dockerd had to answer.
+	 * A client within that second disarms the timer, so a burst costs one check. */
 	if (a->clients == 0 && (a->state == AUTOSTOP_RUNNING || a->state == AUTOSTOP_UNHEALTHY))
-		act.todo |= AUTOSTOP_DO_CHECK;
+		arm(&act, AUTOSTOP_QUIET_S);
 	return act;
 }
 

@@ -41,6 +41,9 @@ enum autostop_action {
 	AUTOSTOP_DO_LOG = 1 << 9,	   /* a decision was made: log state->decision */
 };
 
+/* The last client closed this long ago before the Docker API is asked whether it is idle. */
+#define AUTOSTOP_QUIET_S 1.0
+
 struct autostop_actions {
 	unsigned todo;	/* enum autostop_action bits */
 	double timer_s; /* with AUTOSTOP_DO_ARM_TIMER */

@@ -2,20 +2,19 @@
 #include "autostop/status.h"
 
 #include "autostop/daemon.h"
+#include "clock.h"
 #include "jsonutil.h"
 #include "message.h"
 #include "units.h"
 
 #include <errno.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 /* A status document is a few hundred bytes; anything this large is not one. */
@@ -27,33 +26,15 @@ bool autostop_sock_path(const char *instance_dir, const char *name, char *buf, s
 	return n > 0 && (size_t)n < size;
 }
 
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errsize, const char *fmt,
-						      ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errsize, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-static long ms_since(const struct timespec *t0)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
-}
-
 /* Reads until EOF, at most STATUS_MAX_BYTES, within AUTOSTOP_STATUS_TIMEOUT_MS. */
 static char *read_all(int fd, size_t *len, bool *timed_out)
 {
 	size_t cap = 4096, n = 0;
 	char *buf = malloc(cap);
-	struct timespec t0;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	double t0 = vmc_monotonic_s();
 	*timed_out = false;
 	while (buf) {
-		long left = AUTOSTOP_STATUS_TIMEOUT_MS - ms_since(&t0);
+		long left = AUTOSTOP_STATUS_TIMEOUT_MS - (long)((vmc_monotonic_s() - t0) * 1000);
 		struct pollfd p = {.fd = fd, .events = POLLIN};
 		int pr = left > 0 ? poll(&p, 1, (int)left) : 0;
 		if (pr < 0 && errno == EINTR)
@@ -89,37 +70,43 @@ int autostop_status_fetch(const char *instance_dir, json_t **doc, char *err, siz
 	*doc = NULL;
 	char path[4200];
 	if (!autostop_sock_path(instance_dir, AUTOSTOP_STATUS_SOCKET_NAME, path, sizeof path))
-		return fail(err, errsize, "%s: path too long", instance_dir);
+		return errorf(err, errsize, "%s: path too long", instance_dir), -1;
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	if (strlen(path) >= sizeof sa.sun_path)
-		return fail(err, errsize, "%s: too long for a unix socket", path);
+		return errorf(err, errsize, "%s: too long for a unix socket", path), -1;
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return fail(err, errsize, "socket: %s", strerror(errno));
+		return errorf(err, errsize, "socket:"), -1;
 	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
 		int e = errno;
 		close(fd);
+		errno = e;
 		if (e == ENOENT || e == ECONNREFUSED)
-			return fail(err, errsize, "no vmcost autostop serves this instance (%s %s)",
-				    path, e == ENOENT ? "does not exist" : "is stale");
-		return fail(err, errsize, "%s: %s", path, strerror(e));
+			return errorf(err, errsize,
+				      "no vmcost autostop serves this instance (%s %s)", path,
+				      e == ENOENT ? "does not exist" : "is stale"),
+			       -1;
+		return errorf(err, errsize, "%s:", path), -1;
 	}
 	size_t len = 0;
 	bool timed_out;
 	char *text = read_all(fd, &len, &timed_out);
 	close(fd);
 	if (!text)
-		return fail(err, errsize, "%s: %s", path,
-			    timed_out ? "no answer within 2 s" : "read failed or answer too long");
+		return errorf(err, errsize, "%s: %s", path,
+			      timed_out ? "no answer within 2 s"
+					: "read failed or answer too long"),
+		       -1;
 	json_error_t jerr;
 	*doc = json_loadb(text, len, 0, &jerr);
 	free(text);
 	if (!json_is_object(*doc)) {
 		json_decref(*doc);
 		*doc = NULL;
-		return fail(err, errsize, "%s: the answer is not a status document (%s)", path,
-			    jerr.text);
+		return errorf(err, errsize, "%s: the answer is not a status document (%s)", path,
+			      jerr.text),
+		       -1;
 	}
 	return 0;
 }

@@ -123,12 +123,46 @@ TEST(an_open_client_keeps_it_up)
 	CHECK(!has(act, AUTOSTOP_DO_CHECK));
 	/* Ten minutes later the stream ends: only now does a new period start. */
 	act = autostop_client_closed(&a, now + 600);
+	CHECK(!has(act, AUTOSTOP_DO_CHECK));
+	CHECK(has(act, AUTOSTOP_DO_ARM_TIMER));
+	CHECK_DBL(act.timer_s, AUTOSTOP_QUIET_S, 0.001);
+	act = autostop_timer_fired(&a, now + 600 + AUTOSTOP_QUIET_S);
 	CHECK(has(act, AUTOSTOP_DO_CHECK));
 	act = autostop_check_done(&a, now + 600.1, &c);
 	CHECK(!has(act, AUTOSTOP_DO_STOP));
 	CHECK_STR(a.decision_kind, "idle");
 	act = autostop_check_done(&a, now + 600.1 + IDLE, &c);
 	CHECK(has(act, AUTOSTOP_DO_STOP));
+}
+
+TEST(a_burst_of_short_clients_asks_the_docker_api_once_after_it)
+{
+	struct autostop a;
+	double now;
+	running_idle(&a, &now);
+	struct autostop_actions act;
+	/* The docker CLI: one connection per request, back to back. Each close arms the quiet
+	 * timer, each open disarms it; no check while the burst lasts. */
+	for (int i = 0; i < 100; i++) {
+		CHECK(autostop_client_opened(&a, now + i * 0.01, &act));
+		CHECK(has(act, AUTOSTOP_DO_DISARM_TIMER));
+		act = autostop_client_closed(&a, now + i * 0.01 + 0.005);
+		CHECK(!has(act, AUTOSTOP_DO_CHECK));
+		CHECK(has(act, AUTOSTOP_DO_ARM_TIMER));
+		CHECK_DBL(act.timer_s, AUTOSTOP_QUIET_S, 0.001);
+	}
+	/* The quiet timer fires once: one check, and the idle period starts from it. */
+	act = autostop_timer_fired(&a, now + 2);
+	CHECK(has(act, AUTOSTOP_DO_CHECK));
+	struct autostop_check c = api_ok(0, "");
+	act = autostop_check_done(&a, now + 2.1, &c);
+	CHECK(!has(act, AUTOSTOP_DO_STOP));
+	CHECK_STR(a.decision_kind, "idle");
+	CHECK_DBL(act.timer_s, IDLE, 0.001);
+	/* A client still open when the timer fires: no check. */
+	CHECK(autostop_client_opened(&a, now + 3, &act));
+	act = autostop_timer_fired(&a, now + 4);
+	CHECK(!has(act, AUTOSTOP_DO_CHECK));
 }
 
 TEST(never_stops_what_it_did_not_see_healthy)
@@ -386,6 +420,7 @@ int main(void)
 	RUN(an_early_check_rearms_for_the_rest_of_the_period);
 	RUN(a_running_container_keeps_it_up_and_restarts_the_period);
 	RUN(an_open_client_keeps_it_up);
+	RUN(a_burst_of_short_clients_asks_the_docker_api_once_after_it);
 	RUN(never_stops_what_it_did_not_see_healthy);
 	RUN(a_vm_stopped_by_hand_is_waited_for_not_stopped);
 	RUN(init_with_a_stopped_instance_waits_for_a_client);
