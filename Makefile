@@ -100,6 +100,17 @@ host: $(HOST_BIN)
 agent: $(AGENT_BIN)
 
 # ---- objects ---------------------------------------------------------------------------------
+# The files that print VERSION are compiled again when it changes (a new commit, a tree that
+# became dirty or clean): an incremental build kept the hash of the tree it was first built
+# from, and results files record what --version says.
+VERSION_USERS := $(shell grep -rl --include='*.c' VMCOST_VERSION host guest-agent lib 2>/dev/null)
+$(B)/version.stamp: FORCE
+	@mkdir -p $(@D); echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' >$@
+$(foreach v,rel asan fuzz static musl tsan,$(patsubst %.c,$(B)/$(v)/%.o,$(VERSION_USERS))): \
+	$(B)/version.stamp
+.PHONY: FORCE
+FORCE:
+
 $(B)/rel/%.o: %.c
 	@mkdir -p $(@D)
 	$(call say,CC,$<)$(CC) $(CFLAGS_REL) $(call side_inc,$<) $(if $(filter lib/%,$<),$(WARN_LIB)) -MMD -MP -c $< -o $@
