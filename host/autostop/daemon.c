@@ -28,6 +28,8 @@
 
 /* How often a start asks /_ping: the first answer reaches held clients at most this late. */
 #define PING_INTERVAL_MS 250
+/* Of libuv's 4 pool threads: one stays free for a check. */
+#define PINGS_AT_ONCE 3
 /* Free-memory samples after a stop, until the gain levels off (memtest's settle, shorter). */
 #define SETTLE_INTERVAL_MS 1000
 #define SETTLE_MAX_SAMPLES 15
@@ -60,7 +62,8 @@ struct daemon {
 	uv_signal_t sigterm, sigint;
 	struct relay *relays;
 	struct child start, stop;
-	bool check_in_flight, check_again, ping_in_flight;
+	bool check_in_flight, check_again;
+	unsigned pings_in_flight;
 	bool shutting_down;
 	uint64_t free_before, free_best;
 	int settle_samples;
@@ -135,7 +138,7 @@ static void probe_done(uv_work_t *req, int status)
 	struct probe_job *job = req->data;
 	struct daemon *d = job->d;
 	if (job->is_ping) {
-		d->ping_in_flight = false;
+		d->pings_in_flight--;
 		if (status == 0 && job->ping_ok && !d->shutting_down)
 			apply(d, autostop_ping_answered(&d->st, now_s(), count_held(d)));
 	} else {
@@ -172,7 +175,7 @@ static void queue_probe(struct daemon *d, bool is_ping)
 		return;
 	}
 	if (is_ping)
-		d->ping_in_flight = true;
+		d->pings_in_flight++;
 	else
 		d->check_in_flight = true;
 }
@@ -189,7 +192,9 @@ static void queue_check(struct daemon *d)
 static void on_ping_timer(uv_timer_t *t)
 {
 	struct daemon *d = t->data;
-	if (!d->ping_in_flight)
+	/* A ping sent while dockerd was still starting can wait out its whole timeout (a
+	 * socket-activated docker.socket accepts at once): the next ones do not wait for it. */
+	if (d->pings_in_flight < PINGS_AT_ONCE)
 		queue_probe(d, true);
 }
 
