@@ -247,10 +247,9 @@ script-tests: $(ALL_BINS)
 lab: $(AGENT_STATIC_BIN)
 	lab/build
 
+# Two lanes at a time (VMCOST_LAB_LANES), memtest alone: tests/lab/run-lanes says why.
 lab-check: $(ALL_BINS) $(HOST_ASAN_BIN) lab
-	@rc=0; for t in tests/lab/*.sh; do \
-		[ -x "$$t" ] || continue; \
-		$(RUN_SUITE) "lab/$$(basename $$t .sh)" $$t || rc=1; done; exit $$rc
+	@tests/lab/run-lanes $(B)/logs
 
 # ---- real Lima (the second test bed) ---------------------------------------------------------
 # Lima 2.2.0 built from its Go module, the QEMU TCG wrapper and a Debian 12 image, cached in

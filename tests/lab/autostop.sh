@@ -3,7 +3,7 @@
 # vmcost autostop against the lab Docker guest (issue 12, acceptance 1-5 and 7; 6 needs real
 # Lima, tests/lima/autostop.sh). Clients are Debian's: the docker CLI of docker.io
 # (/usr/bin/docker, not any other docker on PATH), docker-compose, curl. The guest cannot pull,
-# so images are imported from the lab's busybox. With --idle 20s:
+# so images are imported from the lab's busybox. With --idle 10s:
 #   3  docker run -i with piped stdin, exec -i, logs -f, compose up/down, all through the relay
 #   2  a running container, then an open GET /events stream, keep the VM up past the period
 #   1  with neither, it stops; a curl /version starts it again and gets Docker's answer
@@ -21,7 +21,7 @@
 . "$(dirname "$0")/lib.sh"
 lab_init
 
-IDLE=20
+IDLE=10
 docker=/usr/bin/docker
 if [ ! -x "$docker" ] || ! command -v docker-compose >/dev/null 2>&1; then
 	skip "Debian's docker CLI and docker-compose are missing (apt-get install docker.io docker-compose)"
