@@ -1,9 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# tests/lab/run-lanes on fake suites: two lanes overlap, memtest waits until both are done and
-# runs alone, a failing suite fails the run without stopping the others, each suite's output is
-# printed in one piece and logged where tests/total finds it, and a bad VMCOST_LAB_LANES is
-# refused before anything runs.
+# tests/lab/run-lanes on fake suites: two lanes overlap, memtest_docker's image is built beside
+# them, memtest waits until both are done and runs alone, a failing suite fails the run without
+# stopping the others, each suite's output is printed in one piece and logged where tests/total
+# finds it, and a bad VMCOST_LAB_LANES is refused before anything runs.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/suite.sh
@@ -32,8 +32,17 @@ EOF
 }
 fake autostop 2
 fake lab_instance 1
+fake memtest_docker 1
 fake agent_trim 1 fail
 fake memtest 1
+# The image memtest_docker needs: built in the background from the start.
+cat >"$suites/memtest-pg-image" <<EOF
+#!/bin/sh
+echo "start pgimage \$(date +%s%N | cut -c1-13)" >>"$tmp/events"
+sleep 1
+echo "end pgimage \$(date +%s%N | cut -c1-13)" >>"$tmp/events"
+EOF
+chmod +x "$suites/memtest-pg-image"
 printf '# not a suite: not executable\n' >"$suites/lib.sh"
 
 # at KIND NAME: the time of that event
@@ -42,7 +51,7 @@ at() { awk -v k="$1" -v n="$2" '$1 == k && $2 == n { print $3 }' "$tmp/events"; 
 VMCOST_LAB_SUITE_DIR=$suites tests/lab/run-lanes "$tmp/logs" >"$tmp/out" 2>&1
 rc=$?
 if [ "$rc" = 1 ]; then ok "a failing suite makes the run fail (exit 1)"; else fail "exit $rc"; fi
-for s in autostop lab_instance agent_trim memtest; do
+for s in autostop lab_instance memtest_docker agent_trim memtest; do
 	if [ -n "$(at end "$s")" ]; then ok "$s ran to its end"; else fail "$s did not run: $(cat "$tmp/out")"; fi
 done
 if [ -z "$(at start lib)" ] && ! grep -q 'lab/lib' "$tmp/out"; then ok "a file that is not executable is not a suite"; else
@@ -55,19 +64,25 @@ if [ -n "$a" ] && [ -n "$b" ] && [ $((a > b ? a - b : b - a)) -lt 500 ]; then
 else
 	fail "autostop started at $a, lab_instance at $b"
 fi
-# agent_trim follows lab_instance in its lane, before autostop ends.
-if [ "$(at start agent_trim)" -ge "$(at end lab_instance)" ] &&
-	[ "$(at start agent_trim)" -lt "$(at end autostop)" ]; then
-	ok "a lane takes the next suite as soon as it is free"
+# memtest_docker follows lab_instance in its lane, before autostop ends.
+if [ "$(at start memtest_docker)" -ge "$(at end lab_instance)" ] &&
+	[ "$(at start memtest_docker)" -lt "$(at end autostop)" ]; then
+	ok "a lane takes the next suite as soon as it is free, longest first"
 else
-	fail "agent_trim started at $(at start agent_trim): $(cat "$tmp/events")"
+	fail "memtest_docker started at $(at start memtest_docker): $(cat "$tmp/events")"
 fi
-last_shared=$(for s in autostop lab_instance agent_trim; do at end "$s"; done | sort -n | tail -n 1)
+p=$(at start pgimage)
+if [ -n "$p" ] && [ $((p - a)) -lt 500 ] && [ $((p - a)) -gt -500 ]; then
+	ok "memtest_docker's image is built in the background from the start"
+else
+	fail "the image build started at ${p:-never}, autostop at $a"
+fi
+last_shared=$(for s in autostop lab_instance memtest_docker agent_trim; do at end "$s"; done | sort -n | tail -n 1)
 if [ "$(at start memtest)" -ge "$last_shared" ]; then ok "memtest starts only after every lane is done"; else
 	fail "memtest started at $(at start memtest), before $last_shared"
 fi
 # Each suite's three lines are printed together, between its run-suite header and summary.
-for s in autostop lab_instance agent_trim; do
+for s in autostop lab_instance memtest_docker agent_trim; do
 	if grep -A4 "^== lab/$s\$" "$tmp/out" | tr '\n' '|' |
 		grep -q "^== lab/$s|$s line 1|$s line 2|$s line 3|"; then
 		ok "$s: its output in one piece"
@@ -82,10 +97,10 @@ if grep -q '^-- lab/agent_trim: 0 passed, 1 failed, 0 skipped' "$tmp/out"; then 
 	fail "no failure line for agent_trim"
 fi
 n=$(find "$tmp/logs/lab" -name '*.log' | wc -l)
-if [ "$n" = 4 ]; then ok "four logs in LOGDIR/lab"; else fail "$n logs: $(ls -R "$tmp/logs")"; fi
+if [ "$n" = 5 ]; then ok "five logs in LOGDIR/lab"; else fail "$n logs: $(ls -R "$tmp/logs")"; fi
 out=$(tests/total "$tmp/logs")
 case $out in
-*"9 passed, 1 failed, 0 skipped"*) ok "tests/total counts them: 9 passed, 1 failed" ;;
+*"12 passed, 1 failed, 0 skipped"*) ok "tests/total counts them: 12 passed, 1 failed" ;;
 *) fail "tests/total: $out" ;;
 esac
 
@@ -93,8 +108,8 @@ esac
 rm -f "$tmp/events"
 VMCOST_LAB_LANES=1 VMCOST_LAB_SUITE_DIR=$suites tests/lab/run-lanes "$tmp/logs1" lab_instance autostop \
 	>"$tmp/out1" 2>&1
-if [ "$(at start lab_instance)" -ge "$(at end autostop)" ]; then
-	ok "VMCOST_LAB_LANES=1: one after another, the named suites only, longest first"
+if [ "$(at start lab_instance)" -ge "$(at end autostop)" ] && [ -z "$(at start pgimage)" ]; then
+	ok "VMCOST_LAB_LANES=1: one after another, the named suites only, longest first (no image without memtest_docker)"
 else
 	fail "one lane: $(cat "$tmp/events")"
 fi
