@@ -3,7 +3,8 @@
 # tests/lab/run-lanes on fake suites: two lanes overlap, memtest_docker's image is built beside
 # them, memtest waits until both are done and runs alone, a failing suite fails the run without
 # stopping the others, each suite's output is printed in one piece and logged where tests/total
-# finds it, and a bad VMCOST_LAB_LANES is refused before anything runs.
+# finds it, TERM reaches the running suite, and a bad VMCOST_LAB_LANES is refused before
+# anything runs.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/suite.sh
@@ -112,6 +113,32 @@ if [ "$(at start lab_instance)" -ge "$(at end autostop)" ] && [ -z "$(at start p
 	ok "VMCOST_LAB_LANES=1: one after another, the named suites only, longest first (no image without memtest_docker)"
 else
 	fail "one lane: $(cat "$tmp/events")"
+fi
+
+# TERM to run-lanes reaches the running suite, whose own EXIT trap cleans up (stops its VMs).
+mkdir "$tmp/slow"
+cat >"$tmp/slow/autostop.sh" <<EOF
+#!/bin/sh
+trap 'echo cleaned >"$tmp/slow.cleaned"' EXIT
+trap 'exit 130' TERM
+echo started >"$tmp/slow.started"
+sleep 60 &
+wait
+EOF
+chmod +x "$tmp/slow/autostop.sh"
+VMCOST_LAB_SUITE_DIR=$tmp/slow tests/lab/run-lanes "$tmp/logs3" >"$tmp/out3" 2>&1 &
+lanes_pid=$!
+i=0
+while [ ! -f "$tmp/slow.started" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+kill -TERM "$lanes_pid"
+wait "$lanes_pid"
+rc=$?
+i=0
+while [ ! -f "$tmp/slow.cleaned" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+if [ "$rc" = 130 ] && [ -f "$tmp/slow.cleaned" ]; then
+	ok "TERM: exit 130, and the running suite's own cleanup ran"
+else
+	fail "TERM: exit $rc, cleanup $(cat "$tmp/slow.cleaned" 2>/dev/null || echo 'did not run')"
 fi
 
 for bad in 0 two -1; do
