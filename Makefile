@@ -278,7 +278,7 @@ stage = $(MAKE) -k --no-print-directory $(1) || { rc=1; mkdir -p $(B)/logs; \
 # What the stages build, built first with a job per CPU (on a fresh 2-core machine the stages
 # used to compile one file at a time). A failure here is left to the stage that owns it.
 JOBS := $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
-CHECK_BUILD = $(ALL_BINS) $(MAN_PAGES) $(addprefix $(UNIT_DIR)/,$(UNIT_LIB) $(UNIT_HOST) $(UNIT_AGENT))
+CHECK_BUILD = $(MAN_PAGES) $(addprefix $(UNIT_DIR)/,$(UNIT_LIB) $(UNIT_HOST) $(UNIT_AGENT))
 ifeq ($(UNAME_S),Linux)
 CHECK_BUILD += $(addprefix $(MUSL_UNIT_DIR)/,$(MUSL_UNIT)) $(addprefix $(TSAN_DIR)/,$(TSAN_SUITES)) \
 	$(HOST_ASAN_BIN) $(AGENT_STATIC_BIN)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * unixbridge SOCKET: relays stdin/stdout to a unix stream socket until both sides are done.
- * unixbridge -l PORT SOCKET: listens on TCP PORT and relays each connection to SOCKET in a
- * child of its own: the role Lima's ssh socket forward plays, for the lab guest's agent and
- * docker.sock. (busybox has no unix-socket client, and the guest has no socat.)
+ * unixbridge -l PORT SOCKET: listens on TCP PORT and relays each connection to the unix stream
+ * socket SOCKET, until both sides are done, in a child of its own: the role Lima's ssh socket
+ * forward plays, for the lab guest's agent and docker.sock. (busybox has no unix-socket client,
+ * and the guest has no socat.)
  *
  * The listening mode replaced busybox `nc -ll -e unixbridge SOCKET`: nc listens with a backlog
  * of 1, and when ten Docker clients arrived at once (vmcost autostop relaying the clients it
@@ -63,13 +63,13 @@ static ssize_t pump(int from, int to)
 	return n;
 }
 
-/* Relays in/out (one fd for a TCP client) and the unix socket at path until both are done. */
-static int bridge(int in, int out, const char *path)
+/* Relays the TCP client conn and the unix socket at path until both are done. */
+static int bridge(int conn, const char *path)
 {
 	int sock = connect_unix(path);
 	if (sock < 0)
 		return 1;
-	struct pollfd fds[2] = {{.fd = in, .events = POLLIN}, {.fd = sock, .events = POLLIN}};
+	struct pollfd fds[2] = {{.fd = conn, .events = POLLIN}, {.fd = sock, .events = POLLIN}};
 	while (fds[1].fd >= 0) {
 		if (poll(fds, 2, -1) < 0) {
 			if (errno == EINTR)
@@ -77,7 +77,7 @@ static int bridge(int in, int out, const char *path)
 			return 1;
 		}
 		if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-			ssize_t n = pump(in, sock);
+			ssize_t n = pump(conn, sock);
 			if (n <= 0) {
 				/* Client finished sending: half-close so the server sees EOF. */
 				shutdown(sock, SHUT_WR);
@@ -85,7 +85,7 @@ static int bridge(int in, int out, const char *path)
 			}
 		}
 		if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
-			if (pump(sock, out) <= 0)
+			if (pump(sock, conn) <= 0)
 				fds[1].fd = -1;
 		}
 	}
@@ -135,7 +135,7 @@ static int serve(const char *port_text, const char *path)
 		if (pid == 0) {
 			close(lfd);
 			signal(SIGCHLD, SIG_DFL);
-			_exit(bridge(conn, conn, path));
+			_exit(bridge(conn, path));
 		}
 		if (pid < 0)
 			fprintf(stderr, "unixbridge: fork: %s\n", strerror(errno));
@@ -146,10 +146,8 @@ static int serve(const char *port_text, const char *path)
 int main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_IGN);
-	if (argc == 2)
-		return bridge(0, 1, argv[1]);
 	if (argc == 4 && strcmp(argv[1], "-l") == 0)
 		return serve(argv[2], argv[3]);
-	fprintf(stderr, "usage: unixbridge SOCKET | unixbridge -l PORT SOCKET\n");
+	fprintf(stderr, "usage: unixbridge -l PORT SOCKET\n");
 	return 2;
 }
