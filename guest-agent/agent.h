@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Trim history and policy state shared by the daemon's timer and API requests (locked inside). */
+/* What the daemon's timer and API requests share (state.h; its lock is taken there only). */
 struct agent_state;
 
 struct agent_state *agent_state_new(void);

@@ -8,6 +8,7 @@
 #include "log.h"
 #include "status.h"
 #include "trim.h"
+#include "trim_policy.h"
 #include "units.h"
 #include "wakeups.h"
 

@@ -1,82 +1,60 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "state.h"
 
-#include "clock.h"
 #include "jsonutil.h"
 #include "log.h"
 #include "procfs.h"
-#include "psi.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int default_write(void *ctx, const char *abs_path, const char *data)
+struct agent_state {
+	pthread_mutex_t lock; /* over everything below; taken in this file only */
+	struct trim_io io;
+	struct trim_idle_sample baseline;
+	bool pass_running; /* one trim pass at a time */
+	enum trim_reclaim_format format;
+	struct state_trim history[STATE_HISTORY_MAX]; /* oldest first */
+	size_t nhistory;
+	bool has_decision;
+	struct state_decision last_decision;
+	bool has_last_trim;
+	double last_trim_at;
+	char boot_id[40];
+};
+
+static enum trim_reclaim_format format_parse(const char *s)
 {
-	(void)ctx;
-	return vmc_fs_write(abs_path, data);
+	if (s && strcmp(s, trim_format_name(TRIM_FORMAT_SWAPPINESS)) == 0)
+		return TRIM_FORMAT_SWAPPINESS;
+	if (s && strcmp(s, trim_format_name(TRIM_FORMAT_BYTES)) == 0)
+		return TRIM_FORMAT_BYTES;
+	return TRIM_FORMAT_UNKNOWN;
 }
 
-/* CLOCK_BOOTTIME: one clock for every process of this boot (daemon and CLI compare times). */
-static double default_now(void *ctx)
+static const char *outcome_name(enum state_outcome o)
 {
-	(void)ctx;
-	return vmc_boottime_s();
-}
-
-static void default_sleep(void *ctx, double seconds)
-{
-	(void)ctx;
-	vmc_sleep_s(seconds);
-}
-
-const char *reclaim_format_name(enum reclaim_format f)
-{
-	switch (f) {
-	case RECLAIM_FORMAT_SWAPPINESS:
-		return "<bytes> swappiness=0";
-	case RECLAIM_FORMAT_BYTES:
-		return "<bytes>";
-	default:
-		return "unknown";
+	switch (o) {
+	case STATE_OUTCOME_SKIPPED:
+		return "skipped";
+	case STATE_OUTCOME_NOTHING_TO_DO:
+		return "nothing-to-do";
+	case STATE_OUTCOME_TRIMMED:
+		return "trimmed";
+	case STATE_OUTCOME_NONE:
+		break;
 	}
-}
-
-static enum reclaim_format reclaim_format_parse(const char *s)
-{
-	if (s && strcmp(s, "<bytes> swappiness=0") == 0)
-		return RECLAIM_FORMAT_SWAPPINESS;
-	if (s && strcmp(s, "<bytes>") == 0)
-		return RECLAIM_FORMAT_BYTES;
-	return RECLAIM_FORMAT_UNKNOWN;
-}
-
-void idle_sample_take(struct agent_state *st, struct idle_sample *s)
-{
-	static const char *const resources[3] = {"cpu", "io", "memory"};
-	memset(s, 0, sizeof *s);
-	s->t = st->io.now(st->io.ctx);
-	struct vmc_procstat ps;
-	s->cpu_ok = vmc_procstat_read(&ps) == 0;
-	if (s->cpu_ok)
-		s->cpu = ps.cpu;
-	s->psi_ok = true;
-	for (int i = 0; i < 3; i++) {
-		struct vmc_psi psi;
-		if (vmc_psi_read(resources[i], &psi) < 0) {
-			s->psi_ok = false;
-			break;
-		}
-		s->psi_total_us[i] = psi.some.total_us;
-	}
+	return "none";
 }
 
 /* ---- persistence ---------------------------------------------------------------------- */
 
-static json_t *record_json(const struct trim_record *r)
+static json_t *record_json(const struct state_trim *r)
 {
 	json_t *j = json_object();
 	json_object_set_new(j, "when", json_integer((json_int_t)r->when));
@@ -100,7 +78,7 @@ static void copy_str(char *out, size_t size, const json_t *obj, const char *key)
 	snprintf(out, size, "%s", s ? s : "");
 }
 
-static void record_from_json(const json_t *j, struct trim_record *r)
+static void record_from_json(const json_t *j, struct state_trim *r)
 {
 	memset(r, 0, sizeof *r);
 	r->when = (time_t)json_integer_value(json_object_get(j, "when"));
@@ -117,7 +95,7 @@ static void record_from_json(const json_t *j, struct trim_record *r)
 	r->forced = json_is_true(json_object_get(j, "forced"));
 }
 
-static json_t *decision_json(const struct trim_decision *d)
+static json_t *decision_json(const struct state_decision *d)
 {
 	json_t *j = json_object();
 	json_object_set_new(j, "when", json_integer((json_int_t)d->when));
@@ -133,11 +111,21 @@ static void read_boot_id(char *out, size_t size)
 		out[0] = '\0';
 }
 
-static void state_load(struct agent_state *st)
+static void push_trim(struct agent_state *st, const struct state_trim *r)
+{
+	if (st->nhistory == STATE_HISTORY_MAX) {
+		memmove(&st->history[0], &st->history[1],
+			(STATE_HISTORY_MAX - 1) * sizeof st->history[0]);
+		st->nhistory--;
+	}
+	st->history[st->nhistory++] = *r;
+}
+
+static void load(struct agent_state *st)
 {
 	char *buf;
 	size_t len;
-	if (vmc_fs_read(TRIM_STATE_FILE, &buf, &len, 256 * 1024) < 0)
+	if (vmc_fs_read(STATE_FILE, &buf, &len, 256 * 1024) < 0)
 		return;
 	json_t *doc = json_loadb(buf, len, 0, NULL);
 	free(buf);
@@ -151,7 +139,7 @@ static void state_load(struct agent_state *st)
 		json_decref(doc);
 		return;
 	}
-	st->format = reclaim_format_parse(vmc_json_get_str(doc, "reclaim_format"));
+	st->format = format_parse(vmc_json_get_str(doc, "reclaim_format"));
 	const json_t *last = json_object_get(doc, "last_trim_at");
 	if (json_is_number(last)) {
 		st->has_last_trim = true;
@@ -172,20 +160,20 @@ static void state_load(struct agent_state *st)
 	{
 		if (!json_is_object(rec))
 			continue;
-		struct trim_record r;
+		struct state_trim r;
 		record_from_json(rec, &r);
-		state_push_record(st, &r);
+		push_trim(st, &r);
 	}
 	json_decref(doc);
 }
 
-void state_refresh(struct agent_state *st)
+static void refresh(struct agent_state *st)
 {
 	struct agent_state *disk = calloc(1, sizeof *disk);
 	if (!disk)
 		return;
 	snprintf(disk->boot_id, sizeof disk->boot_id, "%s", st->boot_id);
-	state_load(disk);
+	load(disk);
 	/* Another process (a CLI trim) saved after us: its file holds our history plus its own. */
 	if (disk->has_last_trim && (!st->has_last_trim || disk->last_trim_at > st->last_trim_at)) {
 		memcpy(st->history, disk->history, sizeof st->history);
@@ -198,16 +186,16 @@ void state_refresh(struct agent_state *st)
 		st->has_decision = true;
 		st->last_decision = disk->last_decision;
 	}
-	if (st->format == RECLAIM_FORMAT_UNKNOWN)
+	if (st->format == TRIM_FORMAT_UNKNOWN)
 		st->format = disk->format;
 	free(disk);
 }
 
-void state_save(struct agent_state *st)
+static void save(struct agent_state *st)
 {
 	json_t *doc = json_object();
 	json_object_set_new(doc, "boot_id", json_string(st->boot_id));
-	json_object_set_new(doc, "reclaim_format", json_string(reclaim_format_name(st->format)));
+	json_object_set_new(doc, "reclaim_format", json_string(trim_format_name(st->format)));
 	json_object_set_new(doc, "last_trim_at",
 			    st->has_last_trim ? json_real(st->last_trim_at) : json_null());
 	json_object_set_new(doc, "last_decision",
@@ -218,8 +206,8 @@ void state_save(struct agent_state *st)
 	json_object_set_new(doc, "history", hist);
 
 	char dir[4096], path[4096], tmp[4200];
-	if (!vmc_fs_path(dir, sizeof dir, TRIM_STATE_DIR) ||
-	    !vmc_fs_path(path, sizeof path, TRIM_STATE_FILE)) {
+	if (!vmc_fs_path(dir, sizeof dir, STATE_DIR) ||
+	    !vmc_fs_path(path, sizeof path, STATE_FILE)) {
 		json_decref(doc);
 		return;
 	}
@@ -236,23 +224,15 @@ void state_save(struct agent_state *st)
 	json_decref(doc);
 }
 
-void state_push_record(struct agent_state *st, const struct trim_record *r)
-{
-	if (st->nhistory == TRIM_HISTORY_MAX) {
-		memmove(&st->history[0], &st->history[1],
-			(TRIM_HISTORY_MAX - 1) * sizeof st->history[0]);
-		st->nhistory--;
-	}
-	st->history[st->nhistory++] = *r;
-}
-
-void state_set_decision(struct agent_state *st, const char *outcome, const char *reason)
+static void set_decision(struct agent_state *st, enum state_outcome outcome, const char *reason)
 {
 	st->has_decision = true;
 	st->last_decision.when = time(NULL);
 	st->last_decision.at = st->io.now(st->io.ctx);
-	snprintf(st->last_decision.outcome, sizeof st->last_decision.outcome, "%s", outcome);
-	snprintf(st->last_decision.reason, sizeof st->last_decision.reason, "%s", reason);
+	snprintf(st->last_decision.outcome, sizeof st->last_decision.outcome, "%s",
+		 outcome_name(outcome));
+	snprintf(st->last_decision.reason, sizeof st->last_decision.reason, "%s",
+		 reason ? reason : "");
 }
 
 /* ---- agent.h -------------------------------------------------------------------------- */
@@ -263,10 +243,10 @@ struct agent_state *agent_state_new(void)
 	if (!st)
 		return NULL;
 	pthread_mutex_init(&st->lock, NULL);
-	st->io = (struct agent_io){default_write, default_now, default_sleep, NULL};
+	st->io = trim_io_default;
 	read_boot_id(st->boot_id, sizeof st->boot_id);
-	state_load(st);
-	idle_sample_take(st, &st->baseline);
+	load(st);
+	trim_sample_idle(&st->baseline, st->io.now(st->io.ctx));
 	return st;
 }
 
@@ -278,57 +258,109 @@ void agent_state_free(struct agent_state *st)
 	free(st);
 }
 
-void agent_state_set_io(struct agent_state *st, const struct agent_io *io)
+/* ---- state.h -------------------------------------------------------------------------- */
+
+void state_set_io(struct agent_state *st, const struct trim_io *io)
 {
 	pthread_mutex_lock(&st->lock);
 	st->io = *io;
 	pthread_mutex_unlock(&st->lock);
 }
 
-void agent_state_rebase(struct agent_state *st)
+void state_rebase(struct agent_state *st)
 {
-	struct idle_sample s;
-	idle_sample_take(st, &s);
+	pthread_mutex_lock(&st->lock);
+	struct trim_io io = st->io;
+	pthread_mutex_unlock(&st->lock);
+	struct trim_idle_sample s;
+	trim_sample_idle(&s, io.now(io.ctx));
 	pthread_mutex_lock(&st->lock);
 	st->baseline = s;
 	pthread_mutex_unlock(&st->lock);
 }
 
-json_t *trim_history_json(struct agent_state *st)
+bool state_begin_pass(struct agent_state *st, struct state_pass *pass)
+{
+	pthread_mutex_lock(&st->lock);
+	bool claimed = !st->pass_running;
+	if (claimed) {
+		st->pass_running = true;
+		refresh(st);
+		*pass = (struct state_pass){.io = st->io,
+					    .baseline = st->baseline,
+					    .format = st->format,
+					    .has_last_trim = st->has_last_trim,
+					    .last_trim_at = st->last_trim_at};
+	}
+	pthread_mutex_unlock(&st->lock);
+	return claimed;
+}
+
+void state_end_pass(struct agent_state *st, const struct state_pass_end *end)
+{
+	pthread_mutex_lock(&st->lock);
+	if (end->format != TRIM_FORMAT_UNKNOWN)
+		st->format = end->format;
+	if (end->trim) {
+		push_trim(st, end->trim);
+		st->has_last_trim = true;
+		st->last_trim_at = end->trim->at;
+	}
+	if (end->rebase)
+		st->baseline = *end->rebase;
+	if (end->outcome != STATE_OUTCOME_NONE) {
+		set_decision(st, end->outcome, end->reason);
+		save(st);
+	}
+	st->pass_running = false;
+	pthread_mutex_unlock(&st->lock);
+}
+
+void state_snapshot(struct agent_state *st, struct state_snapshot *snap)
 {
 	struct agent_state *own = NULL;
+	memset(snap, 0, sizeof *snap);
 	if (!st) {
 		own = agent_state_new();
 		if (!own)
-			return json_null();
+			return;
 		st = own;
 	}
 	pthread_mutex_lock(&st->lock);
 	if (!own)
-		state_refresh(st);
-	double now = st->io.now(st->io.ctx);
+		refresh(st);
+	snap->now = st->io.now(st->io.ctx);
+	memcpy(snap->history, st->history, sizeof snap->history);
+	snap->nhistory = st->nhistory;
+	snap->has_decision = st->has_decision;
+	snap->decision = st->last_decision;
+	snap->format = st->format;
+	pthread_mutex_unlock(&st->lock);
+	agent_state_free(own);
+}
+
+json_t *state_history_json(const struct state_snapshot *snap)
+{
 	json_t *doc = json_object();
-	if (st->nhistory > 0) {
-		json_t *last = record_json(&st->history[st->nhistory - 1]);
-		json_object_set_new(last, "age_s",
-				    json_real(now - st->history[st->nhistory - 1].at));
+	if (snap->nhistory > 0) {
+		const struct state_trim *newest = &snap->history[snap->nhistory - 1];
+		json_t *last = record_json(newest);
+		json_object_set_new(last, "age_s", json_real(snap->now - newest->at));
 		json_object_set_new(doc, "last_trim", last);
 	} else {
 		json_object_set_new(doc, "last_trim", json_null());
 	}
-	if (st->has_decision) {
-		json_t *d = decision_json(&st->last_decision);
-		json_object_set_new(d, "age_s", json_real(now - st->last_decision.at));
+	if (snap->has_decision) {
+		json_t *d = decision_json(&snap->decision);
+		json_object_set_new(d, "age_s", json_real(snap->now - snap->decision.at));
 		json_object_set_new(doc, "last_decision", d);
 	} else {
 		json_object_set_new(doc, "last_decision", json_null());
 	}
 	json_t *hist = json_array();
-	for (size_t i = st->nhistory; i-- > 0;)
-		json_array_append_new(hist, record_json(&st->history[i]));
+	for (size_t i = snap->nhistory; i-- > 0;)
+		json_array_append_new(hist, record_json(&snap->history[i]));
 	json_object_set_new(doc, "history", hist);
-	json_object_set_new(doc, "reclaim_format", json_string(reclaim_format_name(st->format)));
-	pthread_mutex_unlock(&st->lock);
-	agent_state_free(own);
+	json_object_set_new(doc, "reclaim_format", json_string(trim_format_name(snap->format)));
 	return doc;
 }

@@ -1,26 +1,30 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * struct agent_state: what the daemon's timer, API requests and CLI runs share about trims.
- * Internal to the agent core (trim.c, status.c); agent.h keeps it opaque. The history is also
- * kept in TRIM_STATE_FILE (tmpfs) so a CLI `status` shows what the daemon did.
+ * The agent's shared state: what the daemon's timer, API requests and CLI runs share about
+ * trims (struct agent_state of agent.h). This file's functions are the only way to it: they take
+ * its lock, so callers never hold it and never see the struct. One trim pass at a time:
+ * state_begin_pass() claims it, state_end_pass() records how it ended and releases it. The
+ * history is also kept in STATE_FILE (tmpfs) so a CLI `status` shows what the daemon did.
  */
 #ifndef VMC_AGENT_STATE_H
 #define VMC_AGENT_STATE_H
 
-#include "trim.h"
+#include "agent.h"
+#include "trim_pass.h"
+#include "trim_policy.h"
 
-#include <pthread.h>
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
-enum reclaim_format {
-	RECLAIM_FORMAT_UNKNOWN,	   /* not tried yet: try "<bytes> swappiness=0" first */
-	RECLAIM_FORMAT_SWAPPINESS, /* "<bytes> swappiness=0" accepted */
-	RECLAIM_FORMAT_BYTES,	   /* EINVAL for swappiness=: bytes only (6.1) */
-};
+/* Trim history shared by the daemon and CLI runs; /run is tmpfs, so this is no disk write. */
+#define STATE_DIR	  "/run/vmcost-agent"
+#define STATE_FILE	  "/run/vmcost-agent/trim.json"
+#define STATE_HISTORY_MAX 8
 
-struct trim_record {
+/* One trim that ran. */
+struct state_trim {
 	time_t when; /* wall clock, for people */
 	double at;   /* io.now() at the start: for "never more often than the interval" */
 	double duration_s;
@@ -31,44 +35,65 @@ struct trim_record {
 	bool eagain, compacted, forced;
 };
 
-struct trim_decision {
+/* How a trim decision ended. */
+enum state_outcome {
+	STATE_OUTCOME_NONE, /* a dry run or a failed pass: nothing is recorded */
+	STATE_OUTCOME_SKIPPED,
+	STATE_OUTCOME_NOTHING_TO_DO,
+	STATE_OUTCOME_TRIMMED,
+};
+
+/* What a pass starts from, copied by state_begin_pass(). */
+struct state_pass {
+	struct trim_io io;
+	struct trim_idle_sample baseline; /* the start of the window the pass judges */
+	enum trim_reclaim_format format;  /* what memory.reclaim is known to take */
+	bool has_last_trim;
+	double last_trim_at;
+};
+
+/* How a pass ended, for state_end_pass(). Members left zero change nothing. */
+struct state_pass_end {
+	enum state_outcome outcome;
+	const char *reason;		       /* the decision's reason, with an outcome */
+	const struct trim_idle_sample *rebase; /* a new idle baseline (the window restarts) */
+	const struct state_trim *trim;	       /* the trim that ran */
+	enum trim_reclaim_format format;       /* what the pass learned about memory.reclaim */
+};
+
+/* Replaces the default io (trim_io_default); io is copied. */
+void state_set_io(struct agent_state *st, const struct trim_io *io);
+/* Takes a new idle baseline now (tests: after rewriting the fake /proc/stat). */
+void state_rebase(struct agent_state *st);
+/*
+ * Claims the one trim pass after adopting what other processes saved (a CLI trim next to the
+ * daemon) and copies what the pass starts from. False when another pass is running.
+ */
+bool state_begin_pass(struct agent_state *st, struct state_pass *pass);
+/* Records how the claimed pass ended (saved to STATE_FILE unless the outcome is NONE) and
+ * releases the claim. */
+void state_end_pass(struct agent_state *st, const struct state_pass_end *end);
+/* The trim decision last made. */
+struct state_decision {
 	time_t when;
 	double at;
 	char outcome[16]; /* "trimmed", "skipped", "nothing-to-do" */
 	char reason[256];
 };
 
-struct idle_sample {
-	double t;
-	bool cpu_ok;
-	struct vmc_cpu_times cpu;
-	bool psi_ok;
-	uint64_t psi_total_us[3]; /* cpu, io, memory "some" */
-};
-
-struct agent_state {
-	pthread_mutex_t lock;
-	struct agent_io io;
-	struct idle_sample baseline;
-	bool running; /* a pass is in progress (only one at a time) */
-	enum reclaim_format format;
-	struct trim_record history[TRIM_HISTORY_MAX]; /* oldest first */
+/* A consistent copy of what readers show. */
+struct state_snapshot {
+	double now; /* io.now() when taken: ages are relative to it */
+	struct state_trim history[STATE_HISTORY_MAX]; /* oldest first */
 	size_t nhistory;
 	bool has_decision;
-	struct trim_decision last_decision;
-	bool has_last_trim;
-	double last_trim_at;
-	char boot_id[40];
+	struct state_decision decision;
+	enum trim_reclaim_format format;
 };
 
-void idle_sample_take(struct agent_state *st, struct idle_sample *s);
-const char *reclaim_format_name(enum reclaim_format f);
-/* Caller holds st->lock. */
-void state_push_record(struct agent_state *st, const struct trim_record *r);
-void state_set_decision(struct agent_state *st, const char *outcome, const char *reason);
-/* Adopts what another process saved since (a CLI trim next to the daemon). Holds st->lock. */
-void state_refresh(struct agent_state *st);
-/* Writes TRIM_STATE_FILE; failures only cost the CLI its view of the history. */
-void state_save(struct agent_state *st);
+/* Copies the state after adopting what other processes saved. st NULL: what STATE_FILE holds. */
+void state_snapshot(struct agent_state *st, struct state_snapshot *snap);
+/* {"last_trim", "last_decision", "history" (newest first), "reclaim_format"}: GET /v1/status. */
+json_t *state_history_json(const struct state_snapshot *snap);
 
 #endif

@@ -10,7 +10,7 @@
 #include "meminfo.h"
 #include "message.h"
 #include "psi.h"
-#include "trim.h"
+#include "state.h"
 #include "units.h"
 
 #include <errno.h>
@@ -134,7 +134,9 @@ json_t *agent_status(struct agent_state *st, char *err, size_t errsize)
 	}
 	json_object_set_new(doc, "psi", psi_json());
 	json_object_set_new(doc, "page_reporting", reporting_json(&b));
-	json_object_set_new(doc, "trim", trim_history_json(st));
+	struct state_snapshot snap;
+	state_snapshot(st, &snap);
+	json_object_set_new(doc, "trim", state_history_json(&snap));
 	json_object_set_new(doc, "disks", disks_json());
 	return doc;
 }

@@ -12,6 +12,8 @@
 #include "print_capture.h"
 #include "state.h"
 #include "trim.h"
+#include "trim_pass.h"
+#include "trim_policy.h"
 #include "units.h"
 
 #include <inttypes.h>
@@ -205,7 +207,7 @@ static void reset_world(void)
 	fakeroot_write("/proc/sys/kernel/random/boot_id", "11111111-2222-3333-4444-555555555555\n");
 	fakeroot_write("/proc/sys/kernel/osrelease", "6.18.44-0-virt\n");
 	fakeroot_write(TRIM_RECLAIM_PATH, "");
-	fakeroot_remove(TRIM_STATE_DIR);
+	fakeroot_remove(STATE_DIR);
 	fakeroot_mkdir("/run");
 	make_balloon(features_reporting);
 	agent_config_defaults(&cfg);
@@ -214,10 +216,18 @@ static void reset_world(void)
 static struct agent_state *new_state(void)
 {
 	struct agent_state *st = agent_state_new();
-	struct agent_io io = {fake_write, fake_now, fake_sleep, NULL};
-	agent_state_set_io(st, &io);
-	agent_state_rebase(st);
+	struct trim_io io = {fake_write, fake_now, fake_sleep, NULL};
+	state_set_io(st, &io);
+	state_rebase(st);
 	return st;
+}
+
+/* What GET /v1/status shows of the trim history. */
+static json_t *history(struct agent_state *st)
+{
+	struct state_snapshot snap;
+	state_snapshot(st, &snap);
+	return state_history_json(&snap);
 }
 
 static json_t *trim(struct agent_state *st, bool dry_run, bool force)
@@ -252,26 +262,26 @@ static bool wrote(const char *needle)
 TEST(idle_needs_every_signal)
 {
 	agent_config_defaults(&cfg);
-	struct idle_inputs in = {
+	struct trim_idle_inputs in = {
 	    .window_s = 600, .cpu_busy_percent = 0.1, .load1 = 0.05, .psi_enabled = true};
-	struct idle_verdict v;
+	struct trim_idle_verdict v;
 	trim_judge_idle(&cfg, &in, &v);
 	CHECK(v.idle);
 	CHECK_CONTAINS(v.reason, "idle: cpu 0.10 % <= 0.50 % over 600 s");
 
-	struct idle_inputs cpu = in;
+	struct trim_idle_inputs cpu = in;
 	cpu.cpu_busy_percent = 0.6;
 	trim_judge_idle(&cfg, &cpu, &v);
 	CHECK(!v.idle && v.cpu_busy && !v.load_busy && !v.psi_busy);
 	CHECK_CONTAINS(v.reason, "busy: cpu 0.60 % > 0.50 %");
 
-	struct idle_inputs load = in;
+	struct trim_idle_inputs load = in;
 	load.load1 = 0.21;
 	trim_judge_idle(&cfg, &load, &v);
 	CHECK(!v.idle && !v.cpu_busy && v.load_busy);
 	CHECK_CONTAINS(v.reason, "load1 0.21 > 0.20");
 
-	struct idle_inputs psi = in;
+	struct trim_idle_inputs psi = in;
 	psi.psi_io = 1.5;
 	trim_judge_idle(&cfg, &psi, &v);
 	CHECK(!v.idle && v.psi_busy);
@@ -282,7 +292,7 @@ TEST(idle_needs_every_signal)
 	trim_judge_idle(&cfg, &psi, &v);
 	CHECK(v.idle);
 
-	struct idle_inputs unknown = in;
+	struct trim_idle_inputs unknown = in;
 	unknown.cpu_busy_percent = -1;
 	trim_judge_idle(&cfg, &unknown, &v);
 	CHECK(!v.idle && v.cpu_busy);
@@ -713,7 +723,7 @@ TEST(history_is_shared_through_run_and_survives_restart)
 	agent_state_free(st);
 	/* a CLI process (new state, same boot) sees the daemon's trim and its rate limit */
 	struct agent_state *cli = new_state();
-	json_t *h = trim_history_json(cli);
+	json_t *h = history(cli);
 	CHECK_U64(json_array_size(json_object_get(h, "history")), 1);
 	const json_t *last = json_object_get(h, "last_trim");
 	CHECK_STR(json_string_value(json_object_get(last, "method")), "memory.reclaim");
@@ -730,7 +740,7 @@ TEST(history_is_shared_through_run_and_survives_restart)
 	/* a different boot: the old times mean nothing */
 	fakeroot_write("/proc/sys/kernel/random/boot_id", "99999999-2222-3333-4444-555555555555\n");
 	cli = new_state();
-	h = trim_history_json(cli);
+	h = history(cli);
 	CHECK_U64(json_array_size(json_object_get(h, "history")), 0);
 	CHECK(json_is_null(json_object_get(h, "last_trim")));
 	json_decref(h);
@@ -760,7 +770,7 @@ TEST(daemon_sees_a_cli_trim)
 	CHECK_STR(decision(doc), "skipped");
 	CHECK_CONTAINS(reason(doc), "last trim 2 min");
 	json_decref(doc);
-	json_t *h = trim_history_json(daemon);
+	json_t *h = history(daemon);
 	CHECK_U64(json_array_size(json_object_get(h, "history")), 2);
 	CHECK(json_is_true(json_object_get(json_object_get(h, "last_trim"), "forced")));
 	json_decref(h);
@@ -771,14 +781,14 @@ TEST(history_keeps_the_newest)
 {
 	reset_world();
 	struct agent_state *st = new_state();
-	for (int i = 0; i < TRIM_HISTORY_MAX + 3; i++) {
+	for (int i = 0; i < STATE_HISTORY_MAX + 3; i++) {
 		fk.file_kb = (uint64_t)(300 + i) * 1024;
 		write_meminfo();
 		advance(600, 0.1);
 		json_decref(trim(st, false, false));
 	}
-	json_t *h = trim_history_json(st);
-	CHECK_U64(json_array_size(json_object_get(h, "history")), TRIM_HISTORY_MAX);
+	json_t *h = history(st);
+	CHECK_U64(json_array_size(json_object_get(h, "history")), STATE_HISTORY_MAX);
 	uint64_t newest = 0;
 	vmc_json_get_u64(json_array_get(json_object_get(h, "history"), 0), "target_bytes", &newest);
 	/* newest first: (300 + 10) + 10 + 20 - 128 MiB */
