@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The userland checks of the idle doctor: disk writes, respawning gettys, boot, Docker. */
-#include "checks.h"
+#include "check_groups.h"
 
 #include "mounts.h"
 #include "procfs.h"
@@ -27,18 +27,18 @@ static void check_var_log(const struct doctor *d, struct check *c)
 	c->id = "var-log-tmpfs";
 	c->title = "/var/log in RAM";
 	if (!mount_of(d, "/var/log", &m)) {
-		c->status = CHECK_NA;
+		c->status = CHECK_STATUS_NA;
 		check_observed(c, "cannot read /proc/mounts");
 		check_why(c, "unknown");
 		return;
 	}
 	check_observed(c, "/var/log on %s (%s)", m.target, m.fstype);
 	if (in_ram(m.fstype)) {
-		c->status = CHECK_OK;
+		c->status = CHECK_STATUS_OK;
 		check_why(c, "log lines never reach the disk");
 		return;
 	}
-	c->status = CHECK_WARN;
+	c->status = CHECK_STATUS_WARN;
 	check_why(c, "every log line becomes disk writes: lima-guestagent's SyncTime line every "
 		     "10 s alone is ~600 B/min of log and ~25 KB/min of ext4 journal writes");
 	check_fix(c, "mount a tmpfs on /var/log in a Lima 'mode: boot' provision script (before "
@@ -52,13 +52,13 @@ static void check_commit(const struct doctor *d, struct check *c)
 	c->id = "root-commit";
 	c->title = "ext4 journal commit interval of /";
 	if (!mount_of(d, "/", &m)) {
-		c->status = CHECK_NA;
+		c->status = CHECK_STATUS_NA;
 		check_observed(c, "cannot read /proc/mounts");
 		check_why(c, "unknown");
 		return;
 	}
 	if (strcmp(m.fstype, "ext4") != 0) {
-		c->status = CHECK_NA;
+		c->status = CHECK_STATUS_NA;
 		check_observed(c, "/ is %s", m.fstype);
 		check_why(c, in_ram(m.fstype) ? "the root is in RAM: nothing to commit"
 					      : "only ext4's commit= is checked");
@@ -70,11 +70,11 @@ static void check_commit(const struct doctor *d, struct check *c)
 	check_observed(c, "ext4 %s, commit=%ld s%s", m.source, commit,
 		       commit == 5 ? " (default)" : "");
 	if (commit >= 60) {
-		c->status = CHECK_OK;
+		c->status = CHECK_STATUS_OK;
 		check_why(c, "stray writes are batched into one journal commit a minute at most");
 		return;
 	}
-	c->status = CHECK_WARN;
+	c->status = CHECK_STATUS_WARN;
 	check_why(c,
 		  "the journal commits every %ld s whenever anything is dirty, so each small "
 		  "write wakes the disk (0 B in 180-240 s of idle only with commit=60 and "
@@ -91,7 +91,7 @@ static void check_syslogd(const struct doctor *d, struct check *c)
 	const struct doctor_proc *p = doctor_find_proc(d, "syslogd");
 	if (!p) {
 		const struct doctor_proc *other = doctor_find_proc(d, "rsyslogd");
-		c->status = CHECK_NA;
+		c->status = CHECK_STATUS_NA;
 		check_observed(c, "%s", other ? "rsyslogd running" : "no syslogd running");
 		check_why(c, "only busybox syslogd's -C ring buffer is checked");
 		return;
@@ -109,13 +109,13 @@ static void check_syslogd(const struct doctor *d, struct check *c)
 	struct vmc_mount m;
 	bool log_in_ram = mount_of(d, "/var/log", &m) && in_ram(m.fstype);
 	if (ring || log_in_ram) {
-		c->status = CHECK_OK;
+		c->status = CHECK_STATUS_OK;
 		check_why(c, "%s",
 			  ring ? "messages stay in a RAM ring buffer (read with logread)"
 			       : "it writes /var/log/messages, but /var/log is in RAM");
 		return;
 	}
-	c->status = CHECK_WARN;
+	c->status = CHECK_STATUS_WARN;
 	check_why(c, "every message is appended to /var/log/messages on disk and journaled");
 	check_fix(c, "SYSLOGD_OPTS=\"-t -C64\" in /etc/conf.d/syslog (a 64 KiB ring buffer; "
 		     "rc-update del syslog does not stick because sshd's 'use logger' brings it "
@@ -167,7 +167,7 @@ static void check_gettys(const struct doctor *d, struct check *c)
 	c->id = "inittab-gettys";
 	c->title = "gettys on ttys that exist";
 	if (vmc_fs_read("/etc/inittab", &buf, NULL, 1u << 20) < 0) {
-		c->status = CHECK_NA;
+		c->status = CHECK_STATUS_NA;
 		check_observed(c, "no /etc/inittab");
 		check_why(c, "not a busybox/sysvinit guest");
 		return;
@@ -192,13 +192,13 @@ static void check_gettys(const struct doctor *d, struct check *c)
 	}
 	free(buf);
 	if (!missing[0]) {
-		c->status = CHECK_OK;
+		c->status = CHECK_STATUS_OK;
 		check_observed(c, "%s%s", present[0] ? "gettys on " : "no respawning getty",
 			       present);
 		check_why(c, "each getty sleeps on a terminal that exists");
 		return;
 	}
-	c->status = CHECK_WARN;
+	c->status = CHECK_STATUS_WARN;
 	check_observed(c, "getty respawns on missing %s", missing);
 	check_why(c, "init respawns a getty on a tty that does not exist forever: removing the "
 		     "ttyAMA0 getty took the VM from 1.27 to 1.00 %% of a host core, the largest "
@@ -225,12 +225,12 @@ static void check_hotplugd(const struct doctor *d, struct check *c)
 	const struct doctor_proc *p = doctor_find_proc(d, "cloud-init-hotplugd");
 	bool enabled = runlevel_has("cloud-init-hotplugd");
 	if (!p && !enabled) {
-		c->status = CHECK_OK;
+		c->status = CHECK_STATUS_OK;
 		check_observed(c, "not running");
 		check_why(c, "no daemon waiting for hotplug events");
 		return;
 	}
-	c->status = CHECK_WARN;
+	c->status = CHECK_STATUS_WARN;
 	check_observed(c, "%s%s", p ? "running" : "enabled", p && enabled ? " and enabled" : "");
 	check_why(c, "it waits for network hotplug events a Lima VM never sends; turning it off "
 		     "together with syslogd's ring buffer took the VM from 1.28 to 1.27 %% of a "
@@ -276,18 +276,18 @@ static void check_grub(const struct doctor *d, struct check *c)
 	c->title = "GRUB menu timeout";
 	long timeout = grub_timeout(source, sizeof source);
 	if (timeout < 0) {
-		c->status = CHECK_NA;
+		c->status = CHECK_STATUS_NA;
 		check_observed(c, "no GRUB configuration");
 		check_why(c, "the kernel is booted directly");
 		return;
 	}
 	check_observed(c, "timeout %ld s (%s)", timeout, source);
 	if (timeout == 0) {
-		c->status = CHECK_OK;
+		c->status = CHECK_STATUS_OK;
 		check_why(c, "no wait at boot");
 		return;
 	}
-	c->status = CHECK_WARN;
+	c->status = CHECK_STATUS_WARN;
 	check_why(c,
 		  "every boot and limactl restart waits %ld s in the boot menu (10 s in the "
 		  "Alpine cloud image)",
@@ -353,7 +353,7 @@ static void check_fstrim(const struct doctor *d, struct check *c)
 	c->id = "fstrim-at-boot";
 	c->title = "fstrim at boot";
 	if (!mount_of(d, "/", &m) || in_ram(m.fstype)) {
-		c->status = CHECK_NA;
+		c->status = CHECK_STATUS_NA;
 		check_observed(c, "root not on a block device");
 		check_why(c, "nothing to trim");
 		return;
@@ -361,7 +361,7 @@ static void check_fstrim(const struct doctor *d, struct check *c)
 	disk_of(m.source, disk, sizeof disk);
 	snprintf(path, sizeof path, "/sys/block/%s/queue/discard_max_bytes", disk);
 	if (vmc_fs_read_line(path, value, sizeof value) < 0 || strtoull(value, NULL, 10) == 0) {
-		c->status = CHECK_NA;
+		c->status = CHECK_STATUS_NA;
 		check_observed(c, "%s does not support discard", disk);
 		check_why(c, "the disk cannot give blocks back");
 		return;
@@ -375,11 +375,11 @@ static void check_fstrim(const struct doctor *d, struct check *c)
 		       : at_boot ? "fstrim runs at boot or periodically"
 				 : "no fstrim found");
 	if (online || at_boot) {
-		c->status = CHECK_OK;
+		c->status = CHECK_STATUS_OK;
 		check_why(c, "freed blocks go back to the host's disk image");
 		return;
 	}
-	c->status = CHECK_WARN;
+	c->status = CHECK_STATUS_WARN;
 	check_why(c, "deleted files keep their blocks allocated in the host's disk image until "
 		     "trimmed: fstrim -a once returned 2 GB at once in the write-up");
 	check_fix(c, "run fstrim -a at boot: an executable /etc/local.d/fstrim.start and "
@@ -423,7 +423,7 @@ static bool docker_config(const struct doctor *d, struct check *c, enum check_st
 	char why[200];
 	bool bad;
 	if (!docker_installed(d)) {
-		c->status = CHECK_NA;
+		c->status = CHECK_STATUS_NA;
 		check_observed(c, "no dockerd");
 		check_why(c, "Docker is not installed");
 		return false;
@@ -432,7 +432,7 @@ static bool docker_config(const struct doctor *d, struct check *c, enum check_st
 	if (!bad)
 		return true;
 	c->status = parse_status;
-	if (parse_status == CHECK_FAIL) {
+	if (parse_status == CHECK_STATUS_FAIL) {
 		check_observed(c, "/etc/docker/daemon.json does not parse: %s", why);
 		check_why(c, "dockerd refuses to start with an invalid daemon.json");
 		check_fix(c, "fix the JSON (python3 -m json.tool /etc/docker/daemon.json)");
@@ -448,7 +448,7 @@ static void check_docker_logs(const struct doctor *d, struct check *c)
 	json_t *cfg;
 	c->id = "docker-log-limits";
 	c->title = "dockerd container log limits";
-	if (!docker_config(d, c, CHECK_FAIL, &cfg))
+	if (!docker_config(d, c, CHECK_STATUS_FAIL, &cfg))
 		return;
 	const char *driver = cfg ? json_string_value(json_object_get(cfg, "log-driver")) : NULL;
 	const json_t *opts = cfg ? json_object_get(cfg, "log-opts") : NULL;
@@ -460,11 +460,11 @@ static void check_docker_logs(const struct doctor *d, struct check *c)
 		       driver ? driver : "json-file (default)", max_size ? max_size : "unset");
 	json_decref(cfg);
 	if (rotating || max_size) {
-		c->status = CHECK_OK;
+		c->status = CHECK_STATUS_OK;
 		check_why(c, "container logs are rotated");
 		return;
 	}
-	c->status = CHECK_WARN;
+	c->status = CHECK_STATUS_WARN;
 	check_why(c, "json-file logs grow without limit on the guest disk: /var/lib/docker took "
 		     "11.2 of 11.8 GB in the write-up, more than any OS trimming saves");
 	check_fix(c, "\"log-driver\": \"local\" or \"log-opts\": {\"max-size\": \"10m\", "
@@ -476,7 +476,7 @@ static void check_docker_gc(const struct doctor *d, struct check *c)
 	json_t *cfg;
 	c->id = "docker-builder-gc";
 	c->title = "BuildKit cache garbage collection";
-	if (!docker_config(d, c, CHECK_NA, &cfg))
+	if (!docker_config(d, c, CHECK_STATUS_NA, &cfg))
 		return;
 	const json_t *gc = json_object_get(json_object_get(cfg, "builder"), "gc");
 	const json_t *enabled = json_object_get(gc, "enabled");
@@ -490,11 +490,11 @@ static void check_docker_gc(const struct doctor *d, struct check *c)
 		       keep ? ", keep " : "", keep ? keep : "");
 	json_decref(cfg);
 	if (on) {
-		c->status = CHECK_OK;
+		c->status = CHECK_STATUS_OK;
 		check_why(c, "the build cache is capped");
 		return;
 	}
-	c->status = CHECK_WARN;
+	c->status = CHECK_STATUS_WARN;
 	check_why(c, "without an explicit cap the BuildKit cache keeps growing on the guest disk "
 		     "(/var/lib/docker took 11.2 of 11.8 GB in the write-up)");
 	check_fix(c, "\"builder\": {\"gc\": {\"enabled\": true, \"defaultKeepStorage\": \"5GB\"}} "
@@ -528,38 +528,39 @@ static void check_guestagent_log(const struct doctor *d, struct check *c)
 		       vmc_fs_exists("/etc/init.d/lima-guestagent") ||
 		       vmc_fs_exists("/usr/local/bin/lima-guestagent");
 	if (!present) {
-		c->status = CHECK_NA;
+		c->status = CHECK_STATUS_NA;
 		check_observed(c, "no lima-guestagent");
 		check_why(c, "not a Lima guest");
 		return;
 	}
 	guestagent_log_path(path, sizeof path);
 	if (!mount_of(d, path, &m)) {
-		c->status = CHECK_NA;
+		c->status = CHECK_STATUS_NA;
 		check_observed(c, "log %s, mounts unreadable", path);
 		check_why(c, "unknown");
 		return;
 	}
 	check_observed(c, "%s on %s (%s)", path, m.target, m.fstype);
 	if (in_ram(m.fstype)) {
-		c->status = CHECK_OK;
+		c->status = CHECK_STATUS_OK;
 		check_why(c, "its SyncTime line every 10 s stays in RAM");
 		return;
 	}
-	c->status = CHECK_WARN;
+	c->status = CHECK_STATUS_WARN;
 	check_why(c, "lima-guestagent logs 'SyncTime: system time synchronized' every 10 s (not "
 		     "configurable): ~600 B/min of log, ~25 KB/min of ext4 journal writes");
 	check_fix(c, "put /var/log on tmpfs in a 'mode: boot' provision (mode: system is too late: "
 		     "the agent keeps writing to the old inode)");
 }
 
-size_t checks_system(const struct doctor *d, struct check *out)
+static void (*const system_checks[])(const struct doctor *, struct check *) = {
+    check_var_log, check_commit, check_syslogd,	    check_gettys,    check_hotplugd,
+    check_grub,	   check_fstrim, check_docker_logs, check_docker_gc, check_guestagent_log};
+_Static_assert(sizeof system_checks / sizeof system_checks[0] == CHECK_GROUP_SYSTEM_COUNT,
+	       "CHECK_GROUP_SYSTEM_COUNT is the length of system_checks");
+
+void check_group_system(const struct doctor *d, struct check out[CHECK_GROUP_SYSTEM_COUNT])
 {
-	void (*const fns[])(const struct doctor *, struct check *) = {
-	    check_var_log, check_commit, check_syslogd,	    check_gettys,    check_hotplugd,
-	    check_grub,	   check_fstrim, check_docker_logs, check_docker_gc, check_guestagent_log};
-	size_t n = sizeof fns / sizeof fns[0];
-	for (size_t i = 0; i < n; i++)
-		fns[i](d, &out[i]);
-	return n;
+	for (size_t i = 0; i < CHECK_GROUP_SYSTEM_COUNT; i++)
+		system_checks[i](d, &out[i]);
 }
