@@ -37,10 +37,6 @@ const struct server_ops server_core_ops = {
 #define SLACK_FRACTION 0.1
 #define SLACK_MAX_S    60.0
 
-#define IOPRIO_WHO_PROCESS 1
-#define IOPRIO_CLASS_IDLE  3
-#define IOPRIO_CLASS_SHIFT 13
-
 static void set_timer_slack(double interval_s)
 {
 	double slack = interval_s * SLACK_FRACTION;

@@ -257,14 +257,6 @@ int server_serve(struct agent_server *srv, char *err, size_t errsize)
 	return 0;
 }
 
-struct agent_server *server_start(const struct server_ctx *ctx, char *err, size_t errsize)
-{
-	struct agent_server *srv = server_open(ctx, err, errsize);
-	if (srv && server_serve(srv, err, errsize) < 0)
-		return NULL;
-	return srv;
-}
-
 int server_stop(struct agent_server *srv, double grace_s)
 {
 	if (!srv)

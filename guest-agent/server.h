@@ -12,11 +12,10 @@
 
 struct agent_server;
 
-/* Creates the socket and starts libmicrohttpd's threads. ctx must outlive the server. */
-struct agent_server *server_start(const struct server_ctx *ctx, char *err, size_t errsize);
 /*
- * The same in two steps, for the daemon: server_open creates the socket (no thread yet),
- * server_serve starts the threads; on failure it removes the socket and frees the server.
+ * Two steps, so that the daemon can switch its log to syslog in between: server_open creates the
+ * socket (no thread yet; ctx must outlive the server), server_serve starts libmicrohttpd's
+ * threads; on failure it removes the socket and frees the server.
  */
 struct agent_server *server_open(const struct server_ctx *ctx, char *err, size_t errsize);
 int server_serve(struct agent_server *srv, char *err, size_t errsize);

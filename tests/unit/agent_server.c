@@ -468,9 +468,11 @@ static struct agent_server *srv;
 static void start_server(void)
 {
 	char err[256] = "";
-	srv = server_start(&ctx, err, sizeof err);
+	srv = server_open(&ctx, err, sizeof err);
+	if (srv && server_serve(srv, err, sizeof err) < 0)
+		srv = NULL;
 	if (!srv)
-		fprintf(stderr, "server_start: %s\n", err);
+		fprintf(stderr, "starting the server: %s\n", err);
 }
 
 TEST(socket_is_created_with_mode_and_group)

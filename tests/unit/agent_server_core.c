@@ -260,10 +260,12 @@ int main(void)
 	struct agent_state *st = agent_state_new();
 	struct server_ctx ctx = {&server_core_ops, st, &cfg};
 	char err[256] = "";
-	struct agent_server *srv = server_start(&ctx, err, sizeof err);
+	struct agent_server *srv = server_open(&ctx, err, sizeof err);
+	if (srv && server_serve(srv, err, sizeof err) < 0)
+		srv = NULL;
 	CHECK(srv != NULL);
 	if (!srv) {
-		fprintf(stderr, "server_start: %s\n", err);
+		fprintf(stderr, "starting the server: %s\n", err);
 		return check_done();
 	}
 	RUN(every_endpoint_answers_with_a_document);

@@ -4,7 +4,7 @@
  * final before anyone can connect; directories others could write to are refused; a symlink
  * swapped in while the socket is created is never followed (a race fixture with a second thread
  * that replaces the socket the moment inotify reports a new entry); stale, live and foreign
- * files at the path; and server_start leaves no socket file behind when it fails.
+ * files at the path; and starting the server leaves no socket file behind when it fails.
  */
 #include "check.h"
 #include "config.h"
@@ -373,13 +373,11 @@ TEST(a_symlink_swapped_in_during_creation_is_never_followed)
 	remove_dir("race");
 }
 
-/* ---- server_start -----------------------------------------------------------------------------
- */
+/* ---- server_open and server_serve ------------------------------------------------------- */
 
 /*
- * server_start used to fstat() the socket and then stat() its path, overwriting the first
- * result, and a failing stat() left the bound socket file behind. Make stat() of the socket path
- * fail: the server must either start (it needs no stat) or leave nothing.
+ * A stat() of the socket path that fails after the bind must not leave the socket file behind.
+ * Make it fail: the server must either start (it needs no stat of the path) or leave nothing.
  */
 static atomic_bool fail_socket_stat;
 static char socket_path_to_fail[108];
@@ -426,7 +424,9 @@ TEST(a_failing_server_start_leaves_no_socket_file)
 	atomic_store(&fail_socket_stat, true);
 	struct stat sb;
 	CHECK(stat(cfg.socket_path, &sb) < 0 && errno == EIO); /* the replacement is in effect */
-	struct agent_server *srv = server_start(&ctx, err, sizeof err);
+	struct agent_server *srv = server_open(&ctx, err, sizeof err);
+	if (srv && server_serve(srv, err, sizeof err) < 0)
+		srv = NULL;
 	atomic_store(&fail_socket_stat, false);
 	bool file_left = lstat(cfg.socket_path, &sb) == 0;
 	CHECK(srv != NULL || !file_left);
