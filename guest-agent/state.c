@@ -262,19 +262,10 @@ void agent_state_free(struct agent_state *st)
 
 void state_set_io(struct agent_state *st, const struct trim_io *io)
 {
+	struct trim_idle_sample s;
+	trim_sample_idle(&s, io->now(io->ctx));
 	pthread_mutex_lock(&st->lock);
 	st->io = *io;
-	pthread_mutex_unlock(&st->lock);
-}
-
-void state_rebase(struct agent_state *st)
-{
-	pthread_mutex_lock(&st->lock);
-	struct trim_io io = st->io;
-	pthread_mutex_unlock(&st->lock);
-	struct trim_idle_sample s;
-	trim_sample_idle(&s, io.now(io.ctx));
-	pthread_mutex_lock(&st->lock);
 	st->baseline = s;
 	pthread_mutex_unlock(&st->lock);
 }

@@ -61,10 +61,11 @@ struct state_pass_end {
 	enum trim_reclaim_format format;       /* what the pass learned about memory.reclaim */
 };
 
-/* Replaces the default io (trim_io_default); io is copied. */
+/*
+ * Replaces the default io (trim_io_default; tests: a fake kernel and clock); io is copied. The
+ * idle window restarts on the new clock.
+ */
 void state_set_io(struct agent_state *st, const struct trim_io *io);
-/* Takes a new idle baseline now (tests: after rewriting the fake /proc/stat). */
-void state_rebase(struct agent_state *st);
 /*
  * Claims the one trim pass after adopting what other processes saved (a CLI trim next to the
  * daemon) and copies what the pass starts from. False when another pass is running.

@@ -17,11 +17,12 @@
 
 static int compare_tid(const void *a, const void *b)
 {
-	pid_t x = ((const struct wake_thread *)a)->tid, y = ((const struct wake_thread *)b)->tid;
+	pid_t x = ((const struct wakeups_thread *)a)->tid,
+	      y = ((const struct wakeups_thread *)b)->tid;
 	return (x > y) - (x < y);
 }
 
-static bool read_thread(pid_t pid, pid_t tid, struct wake_thread *t)
+static bool read_thread(pid_t pid, pid_t tid, struct wakeups_thread *t)
 {
 	char path[96], buf[4096];
 	snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)pid, (int)tid);
@@ -37,14 +38,14 @@ static bool read_thread(pid_t pid, pid_t tid, struct wake_thread *t)
 	return true;
 }
 
-static int grow(struct wake_sample *s, size_t *cap, size_t need)
+static int grow(struct wakeups_sample *s, size_t *cap, size_t need)
 {
 	if (need <= *cap)
 		return 0;
 	size_t grown_cap = *cap ? *cap * 2 : 256;
 	while (grown_cap < need)
 		grown_cap *= 2;
-	struct wake_thread *grown = realloc(s->threads, grown_cap * sizeof *grown);
+	struct wakeups_thread *grown = realloc(s->threads, grown_cap * sizeof *grown);
 	if (!grown)
 		return -1;
 	s->threads = grown;
@@ -52,7 +53,7 @@ static int grow(struct wake_sample *s, size_t *cap, size_t need)
 	return 0;
 }
 
-static int take_threads(struct wake_sample *s)
+static int take_threads(struct wakeups_sample *s)
 {
 	pid_t *pids;
 	size_t npids, cap = 0;
@@ -72,7 +73,7 @@ static int take_threads(struct wake_sample *s)
 		char process[16] = "";
 		size_t first = s->nthreads;
 		for (size_t j = 0; j < ntids; j++) {
-			struct wake_thread *t = &s->threads[s->nthreads];
+			struct wakeups_thread *t = &s->threads[s->nthreads];
 			if (!read_thread(pids[i], tids[j], t))
 				continue;
 			if (tids[j] == pids[i])
@@ -90,7 +91,7 @@ static int take_threads(struct wake_sample *s)
 	return 0;
 }
 
-int wake_sample_take(struct wake_sample *s)
+int wakeups_sample_take(struct wakeups_sample *s)
 {
 	memset(s, 0, sizeof *s);
 	s->t = vmc_monotonic_s();
@@ -98,13 +99,13 @@ int wake_sample_take(struct wake_sample *s)
 	s->has_softirq = vmc_irq_table_read("/proc/softirqs", &s->softirq) == 0;
 	s->has_stat = vmc_procstat_read(&s->stat) == 0;
 	if (take_threads(s) < 0 && errno == ENOMEM) {
-		wake_sample_free(s);
+		wakeups_sample_free(s);
 		return -1;
 	}
 	return 0;
 }
 
-void wake_sample_free(struct wake_sample *s)
+void wakeups_sample_free(struct wakeups_sample *s)
 {
 	vmc_irq_table_free(&s->irq);
 	vmc_irq_table_free(&s->softirq);
@@ -164,13 +165,13 @@ static json_t *table_rates(const struct vmc_irq_table *a, const struct vmc_irq_t
 	return list;
 }
 
-static const struct wake_thread *find_thread(const struct wake_sample *s, pid_t tid)
+static const struct wakeups_thread *find_thread(const struct wakeups_sample *s, pid_t tid)
 {
-	struct wake_thread key = {.tid = tid};
+	struct wakeups_thread key = {.tid = tid};
 	return bsearch(&key, s->threads, s->nthreads, sizeof key, compare_tid);
 }
 
-static json_t *thread_json(const struct wake_thread *t, const struct rate *r)
+static json_t *thread_json(const struct wakeups_thread *t, const struct rate *r)
 {
 	json_t *j = json_object();
 	json_object_set_new(j, "pid", json_integer(t->pid));
@@ -189,8 +190,8 @@ struct ctxsw {
 };
 
 /* Per thread, then summed per process (threads of b are sorted by tid, not by pid). */
-static void thread_rates(const struct wake_sample *a, const struct wake_sample *b, double window,
-			 pid_t self, struct ctxsw *out)
+static void thread_rates(const struct wakeups_sample *a, const struct wakeups_sample *b,
+			 double window, pid_t self, struct ctxsw *out)
 {
 	out->threads = json_array();
 	out->processes = json_array();
@@ -204,8 +205,8 @@ static void thread_rates(const struct wake_sample *a, const struct wake_sample *
 	}
 	size_t n = 0, nproc = 0;
 	for (size_t i = 0; i < b->nthreads; i++) {
-		const struct wake_thread *t = &b->threads[i];
-		const struct wake_thread *old = find_thread(a, t->tid);
+		const struct wakeups_thread *t = &b->threads[i];
+		const struct wakeups_thread *old = find_thread(a, t->tid);
 		if (old && old->pid != t->pid)
 			old = NULL; /* tid reused by another process */
 		/* A thread born in the window: all its switches happened in it. */
@@ -242,7 +243,7 @@ static void thread_rates(const struct wake_sample *a, const struct wake_sample *
 	free(per_proc);
 }
 
-json_t *wakeups_between(const struct wake_sample *a, const struct wake_sample *b, pid_t self)
+json_t *wakeups_between(const struct wakeups_sample *a, const struct wakeups_sample *b, pid_t self)
 {
 	double window = b->t - a->t;
 	if (window <= 0)
@@ -311,13 +312,13 @@ json_t *wakeups_measure(double seconds, void (*tick)(double left, void *ctx), vo
 		snprintf(err, errsize, "seconds must be in (0, 86400], not %g", seconds);
 		return NULL;
 	}
-	struct wake_sample a, b;
-	if (wake_sample_take(&a) < 0) {
+	struct wakeups_sample a, b;
+	if (wakeups_sample_take(&a) < 0) {
 		errorf(err, errsize, "cannot sample /proc:");
 		return NULL;
 	}
 	if (!a.has_irq && !a.has_stat) {
-		wake_sample_free(&a);
+		wakeups_sample_free(&a);
 		snprintf(err, errsize,
 			 "neither /proc/interrupts nor /proc/stat is readable: is /proc "
 			 "mounted?");
@@ -330,16 +331,16 @@ json_t *wakeups_measure(double seconds, void (*tick)(double left, void *ctx), vo
 			tick(left, ctx);
 		vmc_sleep_s(tick && left > 1 ? 1 : left);
 	}
-	if (wake_sample_take(&b) < 0) {
+	if (wakeups_sample_take(&b) < 0) {
 		int saved = errno;
-		wake_sample_free(&a);
+		wakeups_sample_free(&a);
 		errno = saved;
 		errorf(err, errsize, "cannot sample /proc:");
 		return NULL;
 	}
 	json_t *doc = wakeups_between(&a, &b, getpid());
-	wake_sample_free(&a);
-	wake_sample_free(&b);
+	wakeups_sample_free(&a);
+	wakeups_sample_free(&b);
 	return doc;
 }
 

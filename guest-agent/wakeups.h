@@ -19,26 +19,26 @@
 
 #define WAKEUPS_TOP 10
 
-struct wake_thread {
+struct wakeups_thread {
 	pid_t pid, tid;
 	char comm[16];	  /* thread name */
 	char process[16]; /* the process's (thread group leader's) name */
 	uint64_t switches_voluntary, switches_involuntary;
 };
 
-struct wake_sample {
+struct wakeups_sample {
 	double t; /* CLOCK_MONOTONIC seconds */
 	bool has_irq, has_softirq, has_stat;
 	struct vmc_irq_table irq, softirq;
 	struct vmc_procstat stat;
-	struct wake_thread *threads; /* sorted by tid */
+	struct wakeups_thread *threads; /* sorted by tid */
 	size_t nthreads;
 };
 
-int wake_sample_take(struct wake_sample *s);
-void wake_sample_free(struct wake_sample *s);
+int wakeups_sample_take(struct wakeups_sample *s);
+void wakeups_sample_free(struct wakeups_sample *s);
 /* The rates between two samples; self is the agent's pid (its own share). */
-json_t *wakeups_between(const struct wake_sample *a, const struct wake_sample *b, pid_t self);
+json_t *wakeups_between(const struct wakeups_sample *a, const struct wakeups_sample *b, pid_t self);
 /* Measures for seconds; tick (may be NULL) is called about once a second with the time left. */
 json_t *wakeups_measure(double seconds, void (*tick)(double left, void *ctx), void *ctx, char *err,
 			size_t errsize);

@@ -218,7 +218,6 @@ static struct agent_state *new_state(void)
 	struct agent_state *st = agent_state_new();
 	struct trim_io io = {fake_write, fake_now, fake_sleep, NULL};
 	state_set_io(st, &io);
-	state_rebase(st);
 	return st;
 }
 

@@ -75,11 +75,11 @@ static double num(const json_t *o, const char *k)
 
 TEST(rates_between_two_states)
 {
-	struct wake_sample a, b;
+	struct wakeups_sample a, b;
 	state_a();
-	CHECK_INT(wake_sample_take(&a), 0);
+	CHECK_INT(wakeups_sample_take(&a), 0);
 	state_b();
-	CHECK_INT(wake_sample_take(&b), 0);
+	CHECK_INT(wakeups_sample_take(&b), 0);
 	a.t = 100;
 	b.t = 110;
 	CHECK_U64(b.nthreads, 6);
@@ -150,8 +150,8 @@ TEST(rates_between_two_states)
 			     "softirqs/s, 300.0 context switches/s; vmcost-agent 0.10/s (0.0 %)");
 	free(text);
 	json_decref(doc);
-	wake_sample_free(&a);
-	wake_sample_free(&b);
+	wakeups_sample_free(&a);
+	wakeups_sample_free(&b);
 }
 
 TEST(top_ten_only)
@@ -159,19 +159,19 @@ TEST(top_ten_only)
 	state_a();
 	for (int i = 0; i < 15; i++)
 		thread(900 + i, 900 + i, "worker", 0, 0);
-	struct wake_sample a, b;
-	wake_sample_take(&a);
+	struct wakeups_sample a, b;
+	wakeups_sample_take(&a);
 	for (int i = 0; i < 15; i++)
 		thread(900 + i, 900 + i, "worker", (unsigned)(i + 1), 0);
-	wake_sample_take(&b);
+	wakeups_sample_take(&b);
 	a.t = 0;
 	b.t = 1;
 	json_t *doc = wakeups_between(&a, &b, 1);
 	CHECK_U64(json_array_size(json_object_get(doc, "threads")), WAKEUPS_TOP);
 	CHECK_DBL(num(json_array_get(json_object_get(doc, "threads"), 0), "per_s"), 15, 1e-9);
 	json_decref(doc);
-	wake_sample_free(&a);
-	wake_sample_free(&b);
+	wakeups_sample_free(&a);
+	wakeups_sample_free(&b);
 }
 
 TEST(arm64_tick_and_missing_files)
@@ -181,13 +181,13 @@ TEST(arm64_tick_and_missing_files)
 		       "           CPU0       CPU1       CPU2       CPU3\n"
 		       " 11:       1000       1000       1000       1000     GICv3  27 Level     "
 		       "arch_timer\n");
-	struct wake_sample a, b;
-	wake_sample_take(&a);
+	struct wakeups_sample a, b;
+	wakeups_sample_take(&a);
 	fakeroot_write("/proc/interrupts",
 		       "           CPU0       CPU1       CPU2       CPU3\n"
 		       " 11:       1600       1100       1200       1100     GICv3  27 Level     "
 		       "arch_timer\n");
-	wake_sample_take(&b);
+	wakeups_sample_take(&b);
 	CHECK(!b.has_stat && !b.has_softirq);
 	a.t = 0;
 	b.t = 10;
@@ -200,8 +200,8 @@ TEST(arm64_tick_and_missing_files)
 	CHECK_DBL(num(totals, "interrupts_per_s"), 100, 1e-9);
 	CHECK(json_is_null(json_object_get(doc, "softirqs")));
 	json_decref(doc);
-	wake_sample_free(&a);
-	wake_sample_free(&b);
+	wakeups_sample_free(&a);
+	wakeups_sample_free(&b);
 }
 
 TEST(measure_rejects_bad_durations_and_empty_proc)
