@@ -167,6 +167,7 @@ static void load(struct agent_state *st)
 	json_decref(doc);
 }
 
+/* Adopts what another process saved since (a CLI trim next to the daemon). */
 static void refresh(struct agent_state *st)
 {
 	struct agent_state *disk = calloc(1, sizeof *disk);
@@ -191,6 +192,7 @@ static void refresh(struct agent_state *st)
 	free(disk);
 }
 
+/* Writes STATE_FILE; failures only cost the CLI its view of the history. */
 static void save(struct agent_state *st)
 {
 	json_t *doc = json_object();

@@ -5,6 +5,9 @@
  * its lock, so callers never hold it and never see the struct. One trim pass at a time:
  * state_begin_pass() claims it, state_end_pass() records how it ended and releases it. The
  * history is also kept in STATE_FILE (tmpfs) so a CLI `status` shows what the daemon did.
+ *
+ * Something new to share: a member of struct agent_state (state.c), a function here that takes
+ * the lock to change it, and its copy in struct state_snapshot for readers.
  */
 #ifndef VMC_AGENT_STATE_H
 #define VMC_AGENT_STATE_H
@@ -61,19 +64,6 @@ struct state_pass_end {
 	enum trim_reclaim_format format;       /* what the pass learned about memory.reclaim */
 };
 
-/*
- * Replaces the default io (trim_io_default; tests: a fake kernel and clock); io is copied. The
- * idle window restarts on the new clock.
- */
-void state_set_io(struct agent_state *st, const struct trim_io *io);
-/*
- * Claims the one trim pass after adopting what other processes saved (a CLI trim next to the
- * daemon) and copies what the pass starts from. False when another pass is running.
- */
-bool state_begin_pass(struct agent_state *st, struct state_pass *pass);
-/* Records how the claimed pass ended (saved to STATE_FILE unless the outcome is NONE) and
- * releases the claim. */
-void state_end_pass(struct agent_state *st, const struct state_pass_end *end);
 /* The trim decision last made. */
 struct state_decision {
 	time_t when;
@@ -92,6 +82,21 @@ struct state_snapshot {
 	enum trim_reclaim_format format;
 };
 
+/*
+ * Replaces the default io (trim_io_default; tests: a fake kernel and clock); io is copied. The
+ * idle window restarts on the new clock.
+ */
+void state_set_io(struct agent_state *st, const struct trim_io *io);
+/*
+ * Claims the one trim pass after adopting what other processes saved (a CLI trim next to the
+ * daemon) and copies what the pass starts from. False when another pass is running.
+ */
+bool state_begin_pass(struct agent_state *st, struct state_pass *pass);
+/*
+ * Records how the claimed pass ended (saved to STATE_FILE unless the outcome is NONE) and
+ * releases the claim.
+ */
+void state_end_pass(struct agent_state *st, const struct state_pass_end *end);
 /* Copies the state after adopting what other processes saved. st NULL: what STATE_FILE holds. */
 void state_snapshot(struct agent_state *st, struct state_snapshot *snap);
 /* {"last_trim", "last_decision", "history" (newest first), "reclaim_format"}: GET /v1/status. */

@@ -158,8 +158,10 @@ static void log_step(struct trim_pass *p, const char *data, int rc, int err, uin
 	json_array_append_new(p->step_log, s);
 }
 
-/* What a memory.reclaim write that failed means. 1: drop_caches takes over; -1: the pass fails;
- * 0: stop here (some cache is gone already; the next pass tries again). */
+/*
+ * What a failed memory.reclaim write means. 1: drop_caches takes over; -1: the pass fails; 0:
+ * stop here (some cache is gone already; the next pass tries again).
+ */
 static int reclaim_failed(struct trim_pass *p, int e, char *err, size_t errsize)
 {
 	if (p->steps > 1)

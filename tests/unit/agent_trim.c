@@ -713,6 +713,43 @@ TEST(one_pass_at_a_time)
 	agent_state_free(st);
 }
 
+/*
+ * Whatever ends a decision ends the pass: each next call below would be "another trim pass is
+ * running" if one of them kept the claim.
+ */
+TEST(every_end_of_a_decision_releases_the_pass)
+{
+	reset_world();
+	cfg.method = TRIM_METHOD_DROP_CACHES;
+	struct agent_state *st = new_state();
+	advance(600, 50);
+	json_t *doc = trim(st, false, false);
+	CHECK_CONTAINS(reason(doc), "busy: cpu");
+	json_decref(doc);
+	advance(600, 0.2);
+	doc = trim(st, true, false);
+	CHECK_STR(decision(doc), "dry-run");
+	json_decref(doc);
+	fk.drop_errno = EACCES;
+	char err[256];
+	CHECK(agent_trim(st, &cfg, false, false, err, sizeof err) == NULL);
+	fk.drop_errno = 0;
+	doc = trim(st, false, false);
+	CHECK_STR(decision(doc), "trimmed");
+	json_decref(doc);
+	doc = trim(st, false, false);
+	CHECK_CONTAINS(reason(doc), "force it to trim sooner");
+	json_decref(doc);
+	doc = trim(st, false, true);
+	CHECK_STR(decision(doc), "nothing-to-do");
+	json_decref(doc);
+	doc = trim(st, false, true);
+	CHECK_STR(decision(doc), "nothing-to-do");
+	json_decref(doc);
+	agent_state_free(st);
+	cfg.method = TRIM_METHOD_AUTO;
+}
+
 TEST(history_is_shared_through_run_and_survives_restart)
 {
 	reset_world();
@@ -867,6 +904,7 @@ int main(void)
 	RUN(fresh_process_watches_the_cpu_first);
 	RUN(dry_run_changes_nothing);
 	RUN(one_pass_at_a_time);
+	RUN(every_end_of_a_decision_releases_the_pass);
 	RUN(history_is_shared_through_run_and_survives_restart);
 	RUN(daemon_sees_a_cli_trim);
 	RUN(history_keeps_the_newest);
