@@ -19,10 +19,10 @@ struct agent_state {
 	struct trim_idle_sample baseline;
 	bool pass_running; /* one trim pass at a time */
 	enum trim_reclaim_format format;
-	struct state_trim history[STATE_HISTORY_MAX]; /* oldest first */
+	struct agent_state_trim history[AGENT_STATE_HISTORY_MAX]; /* oldest first */
 	size_t nhistory;
 	bool has_decision;
-	struct state_decision last_decision;
+	struct agent_state_decision last_decision;
 	bool has_last_trim;
 	double last_trim_at;
 	char boot_id[40];
@@ -37,16 +37,16 @@ static enum trim_reclaim_format format_parse(const char *s)
 	return TRIM_FORMAT_UNKNOWN;
 }
 
-static const char *outcome_name(enum state_outcome o)
+static const char *outcome_name(enum agent_state_outcome o)
 {
 	switch (o) {
-	case STATE_OUTCOME_SKIPPED:
+	case AGENT_STATE_OUTCOME_SKIPPED:
 		return "skipped";
-	case STATE_OUTCOME_NOTHING_TO_DO:
+	case AGENT_STATE_OUTCOME_NOTHING_TO_DO:
 		return "nothing-to-do";
-	case STATE_OUTCOME_TRIMMED:
+	case AGENT_STATE_OUTCOME_TRIMMED:
 		return "trimmed";
-	case STATE_OUTCOME_NONE:
+	case AGENT_STATE_OUTCOME_NONE:
 		break;
 	}
 	return "none";
@@ -54,7 +54,7 @@ static const char *outcome_name(enum state_outcome o)
 
 /* ---- persistence ---------------------------------------------------------------------- */
 
-static json_t *record_json(const struct state_trim *r)
+static json_t *record_json(const struct agent_state_trim *r)
 {
 	json_t *j = json_object();
 	json_object_set_new(j, "when", json_integer((json_int_t)r->when));
@@ -78,7 +78,7 @@ static void copy_str(char *out, size_t size, const json_t *obj, const char *key)
 	snprintf(out, size, "%s", s ? s : "");
 }
 
-static void record_from_json(const json_t *j, struct state_trim *r)
+static void record_from_json(const json_t *j, struct agent_state_trim *r)
 {
 	memset(r, 0, sizeof *r);
 	r->when = (time_t)json_integer_value(json_object_get(j, "when"));
@@ -95,7 +95,7 @@ static void record_from_json(const json_t *j, struct state_trim *r)
 	r->forced = json_is_true(json_object_get(j, "forced"));
 }
 
-static json_t *decision_json(const struct state_decision *d)
+static json_t *decision_json(const struct agent_state_decision *d)
 {
 	json_t *j = json_object();
 	json_object_set_new(j, "when", json_integer((json_int_t)d->when));
@@ -111,11 +111,11 @@ static void read_boot_id(char *out, size_t size)
 		out[0] = '\0';
 }
 
-static void push_trim(struct agent_state *st, const struct state_trim *r)
+static void push_trim(struct agent_state *st, const struct agent_state_trim *r)
 {
-	if (st->nhistory == STATE_HISTORY_MAX) {
+	if (st->nhistory == AGENT_STATE_HISTORY_MAX) {
 		memmove(&st->history[0], &st->history[1],
-			(STATE_HISTORY_MAX - 1) * sizeof st->history[0]);
+			(AGENT_STATE_HISTORY_MAX - 1) * sizeof st->history[0]);
 		st->nhistory--;
 	}
 	st->history[st->nhistory++] = *r;
@@ -125,7 +125,7 @@ static void load(struct agent_state *st)
 {
 	char *buf;
 	size_t len;
-	if (vmc_fs_read(STATE_FILE, &buf, &len, 256 * 1024) < 0)
+	if (vmc_fs_read(AGENT_STATE_FILE, &buf, &len, 256 * 1024) < 0)
 		return;
 	json_t *doc = json_loadb(buf, len, 0, NULL);
 	free(buf);
@@ -160,7 +160,7 @@ static void load(struct agent_state *st)
 	{
 		if (!json_is_object(rec))
 			continue;
-		struct state_trim r;
+		struct agent_state_trim r;
 		record_from_json(rec, &r);
 		push_trim(st, &r);
 	}
@@ -192,7 +192,7 @@ static void refresh(struct agent_state *st)
 	free(disk);
 }
 
-/* Writes STATE_FILE; failures only cost the CLI its view of the history. */
+/* Writes AGENT_STATE_FILE; failures only cost the CLI its view of the history. */
 static void save(struct agent_state *st)
 {
 	json_t *doc = json_object();
@@ -208,8 +208,8 @@ static void save(struct agent_state *st)
 	json_object_set_new(doc, "history", hist);
 
 	char dir[4096], path[4096], tmp[4200];
-	if (!vmc_fs_path(dir, sizeof dir, STATE_DIR) ||
-	    !vmc_fs_path(path, sizeof path, STATE_FILE)) {
+	if (!vmc_fs_path(dir, sizeof dir, AGENT_STATE_DIR) ||
+	    !vmc_fs_path(path, sizeof path, AGENT_STATE_FILE)) {
 		json_decref(doc);
 		return;
 	}
@@ -226,7 +226,8 @@ static void save(struct agent_state *st)
 	json_decref(doc);
 }
 
-static void set_decision(struct agent_state *st, enum state_outcome outcome, const char *reason)
+static void set_decision(struct agent_state *st, enum agent_state_outcome outcome,
+			 const char *reason)
 {
 	st->has_decision = true;
 	st->last_decision.when = time(NULL);
@@ -262,7 +263,7 @@ void agent_state_free(struct agent_state *st)
 
 /* ---- state.h -------------------------------------------------------------------------- */
 
-void state_set_io(struct agent_state *st, const struct trim_io *io)
+void agent_state_set_io(struct agent_state *st, const struct trim_io *io)
 {
 	struct trim_idle_sample s;
 	trim_sample_idle(&s, io->now(io->ctx));
@@ -272,24 +273,24 @@ void state_set_io(struct agent_state *st, const struct trim_io *io)
 	pthread_mutex_unlock(&st->lock);
 }
 
-bool state_begin_pass(struct agent_state *st, struct state_pass *pass)
+bool agent_state_begin_pass(struct agent_state *st, struct agent_state_pass *pass)
 {
 	pthread_mutex_lock(&st->lock);
 	bool claimed = !st->pass_running;
 	if (claimed) {
 		st->pass_running = true;
 		refresh(st);
-		*pass = (struct state_pass){.io = st->io,
-					    .baseline = st->baseline,
-					    .format = st->format,
-					    .has_last_trim = st->has_last_trim,
-					    .last_trim_at = st->last_trim_at};
+		*pass = (struct agent_state_pass){.io = st->io,
+						  .baseline = st->baseline,
+						  .format = st->format,
+						  .has_last_trim = st->has_last_trim,
+						  .last_trim_at = st->last_trim_at};
 	}
 	pthread_mutex_unlock(&st->lock);
 	return claimed;
 }
 
-void state_end_pass(struct agent_state *st, const struct state_pass_end *end)
+void agent_state_end_pass(struct agent_state *st, const struct agent_state_pass_end *end)
 {
 	pthread_mutex_lock(&st->lock);
 	if (end->format != TRIM_FORMAT_UNKNOWN)
@@ -301,7 +302,7 @@ void state_end_pass(struct agent_state *st, const struct state_pass_end *end)
 	}
 	if (end->rebase)
 		st->baseline = *end->rebase;
-	if (end->outcome != STATE_OUTCOME_NONE) {
+	if (end->outcome != AGENT_STATE_OUTCOME_NONE) {
 		set_decision(st, end->outcome, end->reason);
 		save(st);
 	}
@@ -309,7 +310,7 @@ void state_end_pass(struct agent_state *st, const struct state_pass_end *end)
 	pthread_mutex_unlock(&st->lock);
 }
 
-void state_snapshot(struct agent_state *st, struct state_snapshot *snap)
+void agent_state_snapshot(struct agent_state *st, struct agent_state_snapshot *snap)
 {
 	struct agent_state *own = NULL;
 	memset(snap, 0, sizeof *snap);
@@ -332,11 +333,11 @@ void state_snapshot(struct agent_state *st, struct state_snapshot *snap)
 	agent_state_free(own);
 }
 
-json_t *state_history_json(const struct state_snapshot *snap)
+json_t *agent_state_history_json(const struct agent_state_snapshot *snap)
 {
 	json_t *doc = json_object();
 	if (snap->nhistory > 0) {
-		const struct state_trim *newest = &snap->history[snap->nhistory - 1];
+		const struct agent_state_trim *newest = &snap->history[snap->nhistory - 1];
 		json_t *last = record_json(newest);
 		json_object_set_new(last, "age_s", json_real(snap->now - newest->at));
 		json_object_set_new(doc, "last_trim", last);

@@ -134,9 +134,9 @@ json_t *agent_status(struct agent_state *st, char *err, size_t errsize)
 	}
 	json_object_set_new(doc, "psi", psi_json());
 	json_object_set_new(doc, "page_reporting", reporting_json(&b));
-	struct state_snapshot snap;
-	state_snapshot(st, &snap);
-	json_object_set_new(doc, "trim", state_history_json(&snap));
+	struct agent_state_snapshot snap;
+	agent_state_snapshot(st, &snap);
+	json_object_set_new(doc, "trim", agent_state_history_json(&snap));
 	json_object_set_new(doc, "disks", disks_json());
 	return doc;
 }

@@ -14,11 +14,11 @@
 #include <string.h>
 #include <time.h>
 
-/* One agent_trim call, from state_begin_pass() to state_end_pass(). */
+/* One agent_trim call, from agent_state_begin_pass() to agent_state_end_pass(). */
 struct trim_call {
 	struct agent_state *st;
 	const struct agent_config *cfg;
-	struct state_pass pass;
+	struct agent_state_pass pass;
 	bool dry_run, force;
 	bool full_window; /* the decision covers the whole interval: restart the window after it */
 	double start;
@@ -87,7 +87,7 @@ static void plan_json(json_t *doc, const struct trim_pass *p)
 	json_object_set_new(doc, "page_reporting", json_boolean(p->reporting));
 }
 
-static void result_json(json_t *doc, const struct trim_pass *p, const struct state_trim *rec,
+static void result_json(json_t *doc, const struct trim_pass *p, const struct agent_state_trim *rec,
 			const struct vmc_meminfo *after)
 {
 	json_object_set_new(doc, "ran", json_true());
@@ -109,20 +109,21 @@ static void result_json(json_t *doc, const struct trim_pass *p, const struct sta
 /* ---- the decision ------------------------------------------------------------------------- */
 
 /* Ends the pass: a dry run records nothing and keeps the idle window. Returns the document. */
-static json_t *decided(struct trim_call *c, enum state_outcome outcome, const char *reason,
+static json_t *decided(struct trim_call *c, enum agent_state_outcome outcome, const char *reason,
 		       const struct trim_idle_sample *rebase)
 {
-	struct state_pass_end end = {.outcome = c->dry_run ? STATE_OUTCOME_NONE : outcome,
-				     .reason = reason,
-				     .rebase = c->dry_run ? NULL : rebase};
-	state_end_pass(c->st, &end);
+	struct agent_state_pass_end end = {.outcome =
+					       c->dry_run ? AGENT_STATE_OUTCOME_NONE : outcome,
+					   .reason = reason,
+					   .rebase = c->dry_run ? NULL : rebase};
+	agent_state_end_pass(c->st, &end);
 	return c->doc;
 }
 
 static json_t *failed(struct trim_call *c, const struct trim_pass *p)
 {
-	struct state_pass_end end = {.format = p->format};
-	state_end_pass(c->st, &end);
+	struct agent_state_pass_end end = {.format = p->format};
+	agent_state_end_pass(c->st, &end);
 	json_decref(c->doc);
 	errno = p->errnum;
 	return NULL;
@@ -177,7 +178,7 @@ static json_t *nothing_to_do(struct trim_call *c, const struct trim_pass *p)
 	struct trim_idle_sample s;
 	if (c->full_window)
 		trim_sample_idle(&s, c->pass.io.now(c->pass.io.ctx));
-	return decided(c, STATE_OUTCOME_NOTHING_TO_DO, reason, c->full_window ? &s : NULL);
+	return decided(c, AGENT_STATE_OUTCOME_NOTHING_TO_DO, reason, c->full_window ? &s : NULL);
 }
 
 static json_t *dry_run_reply(struct trim_call *c, const struct trim_pass *p)
@@ -196,20 +197,20 @@ static json_t *dry_run_reply(struct trim_call *c, const struct trim_pass *p)
 			 vmc_format_bytes(p->step, s, sizeof s), then);
 	}
 	set_reason(c->doc, "dry-run", reason);
-	return decided(c, STATE_OUTCOME_NONE, reason, NULL);
+	return decided(c, AGENT_STATE_OUTCOME_NONE, reason, NULL);
 }
 
 static void record_trim(const struct trim_call *c, const struct trim_pass *p,
-			const struct vmc_meminfo *after, struct state_trim *rec)
+			const struct vmc_meminfo *after, struct agent_state_trim *rec)
 {
-	*rec = (struct state_trim){.when = time(NULL),
-				   .at = c->start,
-				   .duration_s = c->pass.io.now(c->pass.io.ctx) - c->start,
-				   .target_bytes = p->target,
-				   .steps = p->steps,
-				   .eagain = p->eagain,
-				   .compacted = p->compacted,
-				   .forced = c->force};
+	*rec = (struct agent_state_trim){.when = time(NULL),
+					 .at = c->start,
+					 .duration_s = c->pass.io.now(c->pass.io.ctx) - c->start,
+					 .target_bytes = p->target,
+					 .steps = p->steps,
+					 .eagain = p->eagain,
+					 .compacted = p->compacted,
+					 .forced = c->force};
 	uint64_t r0 = trim_reclaimable(&p->before), r1 = trim_reclaimable(after);
 	rec->reclaimed_bytes = r0 > r1 ? r0 - r1 : 0;
 	rec->freed_bytes = after->free > p->before.free ? after->free - p->before.free : 0;
@@ -233,7 +234,7 @@ static json_t *run(struct trim_call *c, struct trim_pass *p, char *err, size_t e
 	struct vmc_meminfo after;
 	if (vmc_meminfo_read(&after) < 0)
 		after = p->before;
-	struct state_trim rec;
+	struct agent_state_trim rec;
 	record_trim(c, p, &after, &rec);
 	result_json(c->doc, p, &rec, &after);
 	char reason[256], r[32];
@@ -245,12 +246,12 @@ static json_t *run(struct trim_call *c, struct trim_pass *p, char *err, size_t e
 	/* The baseline restarts after our own work, so the reclaim is not counted as busy. */
 	struct trim_idle_sample s;
 	trim_sample_idle(&s, c->pass.io.now(c->pass.io.ctx));
-	struct state_pass_end end = {.outcome = STATE_OUTCOME_TRIMMED,
-				     .reason = reason,
-				     .rebase = &s,
-				     .trim = &rec,
-				     .format = p->format};
-	state_end_pass(c->st, &end);
+	struct agent_state_pass_end end = {.outcome = AGENT_STATE_OUTCOME_TRIMMED,
+					   .reason = reason,
+					   .rebase = &s,
+					   .trim = &rec,
+					   .format = p->format};
+	agent_state_end_pass(c->st, &end);
 	return c->doc;
 }
 
@@ -263,19 +264,19 @@ json_t *agent_trim(struct agent_state *st, const struct agent_config *cfg, bool 
 		return NULL;
 	}
 	struct trim_call c = {.st = st, .cfg = cfg, .dry_run = dry_run, .force = force};
-	if (!state_begin_pass(st, &c.pass))
+	if (!agent_state_begin_pass(st, &c.pass))
 		return new_doc("skipped", "another trim pass is running", dry_run, force);
 	c.start = c.pass.io.now(c.pass.io.ctx);
 	char reason[256];
 	if (!force && too_soon(&c, reason, sizeof reason)) {
 		c.doc = new_doc("skipped", reason, dry_run, force);
-		return decided(&c, STATE_OUTCOME_SKIPPED, reason, NULL);
+		return decided(&c, AGENT_STATE_OUTCOME_SKIPPED, reason, NULL);
 	}
 	struct trim_idle_sample now;
 	struct trim_idle_verdict verdict;
 	judge(&c, &now, &verdict);
 	if (!force && !verdict.idle)
-		return decided(&c, STATE_OUTCOME_SKIPPED, verdict.reason,
+		return decided(&c, AGENT_STATE_OUTCOME_SKIPPED, verdict.reason,
 			       c.full_window ? &now : NULL);
 	struct trim_pass p;
 	if (trim_pass_plan(&p, cfg, c.pass.format, err, errsize) < 0)

@@ -97,18 +97,19 @@ TEST(status_shows_psi_and_the_daemons_history)
 						"full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
 	/* what the daemon left in /run */
 	struct agent_state *daemon = agent_state_new();
-	struct state_trim r = {.when = 1700000000,
-			       .at = 0,
-			       .method = "memory.reclaim",
-			       .format = "<bytes>",
-			       .reclaimed_bytes = 600ull << 20,
-			       .steps = 3,
-			       .compacted = true};
-	struct state_pass pass;
-	CHECK(state_begin_pass(daemon, &pass));
-	struct state_pass_end end = {
-	    .outcome = STATE_OUTCOME_SKIPPED, .reason = "busy: load1 0.45 > 0.20", .trim = &r};
-	state_end_pass(daemon, &end);
+	struct agent_state_trim r = {.when = 1700000000,
+				     .at = 0,
+				     .method = "memory.reclaim",
+				     .format = "<bytes>",
+				     .reclaimed_bytes = 600ull << 20,
+				     .steps = 3,
+				     .compacted = true};
+	struct agent_state_pass pass;
+	CHECK(agent_state_begin_pass(daemon, &pass));
+	struct agent_state_pass_end end = {.outcome = AGENT_STATE_OUTCOME_SKIPPED,
+					   .reason = "busy: load1 0.45 > 0.20",
+					   .trim = &r};
+	agent_state_end_pass(daemon, &end);
 	agent_state_free(daemon);
 
 	char err[128];

@@ -207,7 +207,7 @@ static void reset_world(void)
 	fakeroot_write("/proc/sys/kernel/random/boot_id", "11111111-2222-3333-4444-555555555555\n");
 	fakeroot_write("/proc/sys/kernel/osrelease", "6.18.44-0-virt\n");
 	fakeroot_write(TRIM_RECLAIM_PATH, "");
-	fakeroot_remove(STATE_DIR);
+	fakeroot_remove(AGENT_STATE_DIR);
 	fakeroot_mkdir("/run");
 	make_balloon(features_reporting);
 	agent_config_defaults(&cfg);
@@ -217,16 +217,16 @@ static struct agent_state *new_state(void)
 {
 	struct agent_state *st = agent_state_new();
 	struct trim_io io = {fake_write, fake_now, fake_sleep, NULL};
-	state_set_io(st, &io);
+	agent_state_set_io(st, &io);
 	return st;
 }
 
 /* What GET /v1/status shows of the trim history. */
 static json_t *history(struct agent_state *st)
 {
-	struct state_snapshot snap;
-	state_snapshot(st, &snap);
-	return state_history_json(&snap);
+	struct agent_state_snapshot snap;
+	agent_state_snapshot(st, &snap);
+	return agent_state_history_json(&snap);
 }
 
 static json_t *trim(struct agent_state *st, bool dry_run, bool force)
@@ -817,14 +817,14 @@ TEST(history_keeps_the_newest)
 {
 	reset_world();
 	struct agent_state *st = new_state();
-	for (int i = 0; i < STATE_HISTORY_MAX + 3; i++) {
+	for (int i = 0; i < AGENT_STATE_HISTORY_MAX + 3; i++) {
 		fk.file_kb = (uint64_t)(300 + i) * 1024;
 		write_meminfo();
 		advance(600, 0.1);
 		json_decref(trim(st, false, false));
 	}
 	json_t *h = history(st);
-	CHECK_U64(json_array_size(json_object_get(h, "history")), STATE_HISTORY_MAX);
+	CHECK_U64(json_array_size(json_object_get(h, "history")), AGENT_STATE_HISTORY_MAX);
 	uint64_t newest = 0;
 	vmc_json_get_u64(json_array_get(json_object_get(h, "history"), 0), "target_bytes", &newest);
 	/* newest first: (300 + 10) + 10 + 20 - 128 MiB */
