@@ -182,6 +182,40 @@ static void check_page_poison(const struct doctor *d, struct check *c)
 	check_fix(c, "%s", reporting_fix(d->vmm));
 }
 
+/* init_on_free is on and the device took no PAGE_POISON: what that costs depends on the VMM. */
+static void conflict_on_vmm(const struct doctor *d, struct check *c)
+{
+	switch (d->vmm) {
+	case DOCTOR_VMM_VZ:
+		c->status = CHECK_STATUS_OK;
+		check_why(c, "Apple's VZ has no free-page reporting at all, so init_on_free costs "
+			     "nothing here and makes freed pages cheap for the macOS compressor");
+		return;
+	case DOCTOR_VMM_KRUN_OR_FIRECRACKER:
+		c->status = CHECK_STATUS_FAIL;
+		check_why(c, "libkrun/krunkit and Firecracker offer free-page reporting but no "
+			     "PAGE_POISON, so init_on_free=1 made the guest drop reporting: freed "
+			     "memory never goes back");
+		check_fix(c, "boot with init_on_free=0");
+		return;
+	case DOCTOR_VMM_QEMU:
+		c->status = CHECK_STATUS_WARN;
+		check_why(c, "QEMU offers PAGE_POISON unless the machine type is 5.0 or older "
+			     "(page-poison=off): reporting is lost to init_on_free");
+		check_fix(c,
+			  "use a newer machine type or -device virtio-balloon-pci,page-poison=on,"
+			  "free-page-reporting=on");
+		return;
+	default:
+		c->status = CHECK_STATUS_WARN;
+		check_why(
+		    c, "the device did not accept PAGE_POISON: on libkrun/krunkit or Firecracker "
+		       "init_on_free=1 switched reporting off; on VZ there is no reporting "
+		       "anyway; QEMU offers PAGE_POISON so reporting survives there");
+		check_fix(c, "%s", reporting_fix(d->vmm));
+	}
+}
+
 static void check_conflict(const struct doctor *d, struct check *c)
 {
 	const struct balloon_info *b = &d->balloon;
@@ -215,35 +249,7 @@ static void check_conflict(const struct doctor *d, struct check *c)
 					 "free-page-reporting)");
 		return;
 	}
-	switch (d->vmm) {
-	case DOCTOR_VMM_VZ:
-		c->status = CHECK_STATUS_OK;
-		check_why(c, "Apple's VZ has no free-page reporting at all, so init_on_free costs "
-			     "nothing here and makes freed pages cheap for the macOS compressor");
-		return;
-	case DOCTOR_VMM_KRUN_OR_FIRECRACKER:
-		c->status = CHECK_STATUS_FAIL;
-		check_why(c, "libkrun/krunkit and Firecracker offer free-page reporting but no "
-			     "PAGE_POISON, so init_on_free=1 made the guest drop reporting: freed "
-			     "memory never goes back");
-		check_fix(c, "boot with init_on_free=0");
-		return;
-	case DOCTOR_VMM_QEMU:
-		c->status = CHECK_STATUS_WARN;
-		check_why(c, "QEMU offers PAGE_POISON unless the machine type is 5.0 or older "
-			     "(page-poison=off): reporting is lost to init_on_free");
-		check_fix(c,
-			  "use a newer machine type or -device virtio-balloon-pci,page-poison=on,"
-			  "free-page-reporting=on");
-		return;
-	default:
-		c->status = CHECK_STATUS_WARN;
-		check_why(
-		    c, "the device did not accept PAGE_POISON: on libkrun/krunkit or Firecracker "
-		       "init_on_free=1 switched reporting off; on VZ there is no reporting "
-		       "anyway; QEMU offers PAGE_POISON so reporting survives there");
-		check_fix(c, "%s", reporting_fix(d->vmm));
-	}
+	conflict_on_vmm(d, c);
 }
 
 static void check_order(const struct doctor *d, struct check *c)

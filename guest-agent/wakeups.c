@@ -243,6 +243,21 @@ static void thread_rates(const struct wakeups_sample *a, const struct wakeups_sa
 	free(per_proc);
 }
 
+/* The tick's row (LOC on x86, arch_timer on arm64) with its rate per CPU. */
+static json_t *timer_json(const struct wakeups_sample *a, const struct wakeups_sample *b,
+			  const struct vmc_irq_row *timer, double window)
+{
+	const struct vmc_irq_row *old = vmc_irq_table_find(&a->irq, timer->name);
+	double rate = delta(old ? old->total : 0, timer->total, window);
+	json_t *t = json_object();
+	json_object_set_new(t, "name", json_string(timer->name));
+	json_object_set_new(t, "description", json_string(timer->desc));
+	json_object_set_new(t, "per_s", json_real(rate));
+	json_object_set_new(t, "per_cpu_per_s",
+			    json_real(b->irq.ncpu ? rate / (double)b->irq.ncpu : rate));
+	return t;
+}
+
 json_t *wakeups_between(const struct wakeups_sample *a, const struct wakeups_sample *b, pid_t self)
 {
 	double window = b->t - a->t;
@@ -282,19 +297,7 @@ json_t *wakeups_between(const struct wakeups_sample *a, const struct wakeups_sam
 			  : softirq_sum));
 	double ctxt = stat ? delta(a->stat.ctxt, b->stat.ctxt, window) : cs.sum;
 	json_object_set_new(totals, "context_switches_per_s", json_real(ctxt));
-	if (timer) {
-		const struct vmc_irq_row *old = vmc_irq_table_find(&a->irq, timer->name);
-		double rate = delta(old ? old->total : 0, timer->total, window);
-		json_t *t = json_object();
-		json_object_set_new(t, "name", json_string(timer->name));
-		json_object_set_new(t, "description", json_string(timer->desc));
-		json_object_set_new(t, "per_s", json_real(rate));
-		json_object_set_new(t, "per_cpu_per_s",
-				    json_real(b->irq.ncpu ? rate / (double)b->irq.ncpu : rate));
-		json_object_set_new(totals, "timer", t);
-	} else {
-		json_object_set_new(totals, "timer", json_null());
-	}
+	json_object_set_new(totals, "timer", timer ? timer_json(a, b, timer, window) : json_null());
 	json_t *agent = json_object();
 	json_object_set_new(agent, "pid", json_integer(self));
 	json_object_set_new(agent, "context_switches_per_s", json_real(cs.self));
