@@ -92,6 +92,33 @@ static uint64_t kernel_page_size(void)
 	return vm_kernel_page_size ? (uint64_t)vm_kernel_page_size : 4096;
 }
 
+/*
+ * mach_host_self() returns a send right the caller owns: asking for it at every sample leaks a
+ * user reference each time. One right for the life of the process.
+ */
+static host_t host_port(void)
+{
+	static host_t port = MACH_PORT_NULL;
+	if (port == MACH_PORT_NULL)
+		port = mach_host_self();
+	return port;
+}
+
+/*
+ * The compressor's figures. The kernel writes up to count integers and says how many it wrote: a
+ * kernel that knows an older, shorter vm_statistics64 leaves the tail (compressor fields
+ * included) untouched, so the struct starts zeroed and a short answer counts as none.
+ */
+static bool host_vm_statistics(vm_statistics64_data_t *vs)
+{
+	memset(vs, 0, sizeof *vs);
+	mach_msg_type_number_t count = HOST_VM_INFO64_COUNT;
+	if (host_statistics64(host_port(), HOST_VM_INFO64, (host_info64_t)vs, &count) !=
+	    KERN_SUCCESS)
+		return false;
+	return count >= HOST_VM_INFO64_COUNT;
+}
+
 int platform_host_memory(struct platform_host_memory *out)
 {
 	memset(out, 0, sizeof *out);
@@ -110,9 +137,7 @@ int platform_host_memory(struct platform_host_memory *out)
 	out->page_size = pg;
 	/* Rate-limited and cached for third-party callers (2-10 calls/s): fine at 1 Hz. */
 	vm_statistics64_data_t vs;
-	mach_msg_type_number_t count = HOST_VM_INFO64_COUNT;
-	if (host_statistics64(mach_host_self(), HOST_VM_INFO64, (host_info64_t)&vs, &count) ==
-	    KERN_SUCCESS) {
+	if (host_vm_statistics(&vs)) {
 		/* free_count already includes speculative pages. */
 		out->available = ((uint64_t)vs.free_count + vs.inactive_count) * pg;
 		out->compressor_used = (uint64_t)vs.compressor_page_count * pg;
