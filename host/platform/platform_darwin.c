@@ -19,8 +19,10 @@
 #include <mach/mach.h>
 #include <mach/mach_time.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/sysctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -280,5 +282,40 @@ int platform_memory_limit(struct platform_memory_limit *out)
 {
 	/* No cgroups; jetsam acts on pressure, not on a per-process cap. */
 	memset(out, 0, sizeof *out);
+	return 0;
+}
+
+int platform_release_pages(void *addr, size_t len)
+{
+	/* MADV_FREE_REUSABLE moves phys_footprint at once; MADV_FREE waits for pressure. */
+	return madvise(addr, len, MADV_FREE_REUSABLE);
+}
+
+const char *platform_release_method(void)
+{
+	return "MADV_FREE_REUSABLE";
+}
+
+int platform_tick_clock_check(double seconds, struct platform_clock_check *out)
+{
+	memset(out, 0, sizeof *out);
+	const struct timebase *tb = ticks_timebase();
+	snprintf(out->source, sizeof out->source, "%s", tb->source);
+	struct timespec w0, w1;
+	/* CLOCK_MONOTONIC_RAW is the kernel's own conversion of the same counter: an independent
+	 * reading of how long the ticks took. */
+	if (clock_gettime(CLOCK_MONOTONIC_RAW, &w0) < 0)
+		return -1;
+	uint64_t t0 = mach_absolute_time();
+	vmc_sleep_s(seconds);
+	uint64_t t1 = mach_absolute_time();
+	if (clock_gettime(CLOCK_MONOTONIC_RAW, &w1) < 0)
+		return -1;
+	double wall_ns = (double)(w1.tv_sec - w0.tv_sec) * 1e9 + (double)(w1.tv_nsec - w0.tv_nsec);
+	if (wall_ns <= 0) {
+		errno = EIO;
+		return -1;
+	}
+	out->ratio = (double)timebase_ticks_to_ns(tb, t1 - t0) / wall_ns;
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include <mach/mach.h>
 #include <mach/mach_time.h>
 #include <stddef.h>
+#include <sys/mman.h>
 
 _Static_assert(sizeof(struct rusage_info_v4) == 296, "rusage_info_v4 is 296 bytes");
 _Static_assert(offsetof(struct rusage_info_v4, ri_user_time) == 16, "ri_user_time at 16");
@@ -36,6 +37,7 @@ _Static_assert(offsetof(struct vm_statistics64, total_uncompressed_pages_in_comp
 	       "total_uncompressed_pages_in_compressor at 144");
 _Static_assert(HOST_VM_INFO64 == 4, "HOST_VM_INFO64 is 4");
 _Static_assert(RUSAGE_INFO_V4 == 4, "RUSAGE_INFO_V4 is 4");
+_Static_assert(MADV_FREE_REUSABLE == 7, "MADV_FREE_REUSABLE is 7 (bsd/sys/mman.h)");
 
 int layout_check_anchor(void);
 int layout_check_anchor(void)
