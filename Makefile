@@ -233,7 +233,8 @@ C_SOURCES = $(shell tests/list-c-sources)
 lint: $(MAN_PAGES)
 	@rc=0; $(RUN_SUITE) shellcheck tests/shellcheck-suite $(SHELL_SCRIPTS) || rc=1; \
 	$(RUN_SUITE) clang-format tests/clang-format-suite $(C_SOURCES) || rc=1; \
-	$(RUN_SUITE) man-lint tests/man-lint $(MAN_PAGES) || rc=1; exit $$rc
+	$(RUN_SUITE) man-lint tests/man-lint $(MAN_PAGES) || rc=1; \
+	$(RUN_SUITE) actionlint tests/workflow-lint $(wildcard .github/workflows/*.yml) || rc=1; exit $$rc
 
 # Shell test suites that need no VM (provision scripts in a fake root, CLI exit codes...).
 script-tests: $(ALL_BINS)

@@ -26,6 +26,7 @@ static const struct command commands[] = {
     {"memtest", cmd_memtest, "the real RAM cost: load, trim, pressure, stop"},
     {"load", cmd_load, "the published load table: pgbench through the Docker API"},
     {"autostop", cmd_autostop, "a Docker socket that stops the VM when idle, starts it on use"},
+    {"selftest", cmd_selftest, "prove every reading on this machine against known workloads"},
 };
 
 static void usage(FILE *f)

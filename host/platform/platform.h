@@ -94,4 +94,28 @@ struct platform_memory_limit {
 };
 int platform_memory_limit(struct platform_memory_limit *out);
 
+/*
+ * Gives len bytes of this process's anonymous memory back the way the OS's footprint counts it
+ * (vmcost selftest's release step): Linux MADV_DONTNEED, RSS falls at once; macOS
+ * MADV_FREE_REUSABLE, which lowers phys_footprint at once, where plain MADV_FREE leaves it until
+ * memory pressure (docs/macos.md#footprint-counts-compressed-memory). 0, or -1 with errno.
+ */
+int platform_release_pages(void *addr, size_t len);
+/* The name of what platform_release_pages uses ("MADV_DONTNEED"), for reports. */
+const char *platform_release_method(void);
+
+/*
+ * The tick clock behind CPU times, against wall time (vmcost selftest): over `seconds`, the
+ * nanoseconds that the OS's absolute ticks convert to through the same timebase the CPU times
+ * use (macOS: mach_absolute_time, host/platform/timebase.h), divided by the nanoseconds a
+ * monotonic clock saw pass. 1.0 when the conversion is right; 0.024 is Apple Silicon's ticks read
+ * as nanoseconds. ENOTSUP where CPU times are not read in ticks of a negotiated rate (Linux:
+ * /proc's USER_HZ, a constant the kernel exports).
+ */
+struct platform_clock_check {
+	double ratio;
+	char source[64]; /* where the timebase came from ("mach_timebase_info") */
+};
+int platform_tick_clock_check(double seconds, struct platform_clock_check *out);
+
 #endif

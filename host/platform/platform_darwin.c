@@ -19,8 +19,10 @@
 #include <mach/mach.h>
 #include <mach/mach_time.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/sysctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -92,6 +94,33 @@ static uint64_t kernel_page_size(void)
 	return vm_kernel_page_size ? (uint64_t)vm_kernel_page_size : 4096;
 }
 
+/*
+ * mach_host_self() returns a send right the caller owns: asking for it at every sample leaks a
+ * user reference each time. One right for the life of the process.
+ */
+static host_t host_port(void)
+{
+	static host_t port = MACH_PORT_NULL;
+	if (port == MACH_PORT_NULL)
+		port = mach_host_self();
+	return port;
+}
+
+/*
+ * The compressor's figures. The kernel writes up to count integers and says how many it wrote: a
+ * kernel that knows an older, shorter vm_statistics64 leaves the tail (compressor fields
+ * included) untouched, so the struct starts zeroed and a short answer counts as none.
+ */
+static bool host_vm_statistics(vm_statistics64_data_t *vs)
+{
+	memset(vs, 0, sizeof *vs);
+	mach_msg_type_number_t count = HOST_VM_INFO64_COUNT;
+	if (host_statistics64(host_port(), HOST_VM_INFO64, (host_info64_t)vs, &count) !=
+	    KERN_SUCCESS)
+		return false;
+	return count >= HOST_VM_INFO64_COUNT;
+}
+
 int platform_host_memory(struct platform_host_memory *out)
 {
 	memset(out, 0, sizeof *out);
@@ -110,9 +139,7 @@ int platform_host_memory(struct platform_host_memory *out)
 	out->page_size = pg;
 	/* Rate-limited and cached for third-party callers (2-10 calls/s): fine at 1 Hz. */
 	vm_statistics64_data_t vs;
-	mach_msg_type_number_t count = HOST_VM_INFO64_COUNT;
-	if (host_statistics64(mach_host_self(), HOST_VM_INFO64, (host_info64_t)&vs, &count) ==
-	    KERN_SUCCESS) {
+	if (host_vm_statistics(&vs)) {
 		/* free_count already includes speculative pages. */
 		out->available = ((uint64_t)vs.free_count + vs.inactive_count) * pg;
 		out->compressor_used = (uint64_t)vs.compressor_page_count * pg;
@@ -255,5 +282,40 @@ int platform_memory_limit(struct platform_memory_limit *out)
 {
 	/* No cgroups; jetsam acts on pressure, not on a per-process cap. */
 	memset(out, 0, sizeof *out);
+	return 0;
+}
+
+int platform_release_pages(void *addr, size_t len)
+{
+	/* MADV_FREE_REUSABLE moves phys_footprint at once; MADV_FREE waits for pressure. */
+	return madvise(addr, len, MADV_FREE_REUSABLE);
+}
+
+const char *platform_release_method(void)
+{
+	return "MADV_FREE_REUSABLE";
+}
+
+int platform_tick_clock_check(double seconds, struct platform_clock_check *out)
+{
+	memset(out, 0, sizeof *out);
+	const struct timebase *tb = ticks_timebase();
+	snprintf(out->source, sizeof out->source, "%s", tb->source);
+	struct timespec w0, w1;
+	/* CLOCK_MONOTONIC_RAW is the kernel's own conversion of the same counter: an independent
+	 * reading of how long the ticks took. */
+	if (clock_gettime(CLOCK_MONOTONIC_RAW, &w0) < 0)
+		return -1;
+	uint64_t t0 = mach_absolute_time();
+	vmc_sleep_s(seconds);
+	uint64_t t1 = mach_absolute_time();
+	if (clock_gettime(CLOCK_MONOTONIC_RAW, &w1) < 0)
+		return -1;
+	double wall_ns = (double)(w1.tv_sec - w0.tv_sec) * 1e9 + (double)(w1.tv_nsec - w0.tv_nsec);
+	if (wall_ns <= 0) {
+		errno = EIO;
+		return -1;
+	}
+	out->ratio = (double)timebase_ticks_to_ns(tb, t1 - t0) / wall_ns;
 	return 0;
 }

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -243,4 +244,22 @@ int platform_memory_limit(struct platform_memory_limit *out)
 	out->room = l.room;
 	snprintf(out->where, sizeof out->where, "%s", l.where);
 	return 0;
+}
+
+int platform_release_pages(void *addr, size_t len)
+{
+	return madvise(addr, len, MADV_DONTNEED);
+}
+
+const char *platform_release_method(void)
+{
+	return "MADV_DONTNEED";
+}
+
+int platform_tick_clock_check(double seconds, struct platform_clock_check *out)
+{
+	(void)seconds;
+	memset(out, 0, sizeof *out);
+	errno = ENOTSUP;
+	return -1;
 }

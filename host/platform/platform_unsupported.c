@@ -100,3 +100,24 @@ int platform_memory_limit(struct platform_memory_limit *out)
 	memset(out, 0, sizeof *out);
 	return 0;
 }
+
+int platform_release_pages(void *addr, size_t len)
+{
+	(void)addr;
+	(void)len;
+	errno = ENOTSUP;
+	return -1;
+}
+
+const char *platform_release_method(void)
+{
+	return "none";
+}
+
+int platform_tick_clock_check(double seconds, struct platform_clock_check *out)
+{
+	(void)seconds;
+	memset(out, 0, sizeof *out);
+	errno = ENOTSUP;
+	return -1;
+}

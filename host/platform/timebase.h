@@ -20,8 +20,9 @@ struct timebase {
 int timebase_from_frequency(uint64_t hz, struct timebase *tb);
 
 /*
- * The ratio to use: mach_timebase_info's when running native; under Rosetta (translated) the
- * hardware frequency from hw.tbfrequency, or 24 MHz when that sysctl failed (tb_hz == 0).
+ * The ratio to use: mach_timebase_info's when running native; under Rosetta (translated), or
+ * when mach_timebase_info failed (0/0), the hardware frequency from hw.tbfrequency, or 24 MHz
+ * when that sysctl failed too (tb_hz == 0). Never 1/1 by default.
  */
 struct timebase timebase_choose(uint32_t mach_numer, uint32_t mach_denom, bool translated,
 				uint64_t tb_hz);

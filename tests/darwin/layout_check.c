@@ -8,6 +8,7 @@
 #include <mach/mach.h>
 #include <mach/mach_time.h>
 #include <stddef.h>
+#include <sys/mman.h>
 
 _Static_assert(sizeof(struct rusage_info_v4) == 296, "rusage_info_v4 is 296 bytes");
 _Static_assert(offsetof(struct rusage_info_v4, ri_user_time) == 16, "ri_user_time at 16");
@@ -27,8 +28,16 @@ _Static_assert(sizeof(struct mach_timebase_info) == 8, "two uint32_t");
 _Static_assert(PROC_PIDPATHINFO_MAXSIZE == 4096, "4 * MAXPATHLEN (1024 on macOS)");
 _Static_assert(offsetof(struct proc_bsdshortinfo, pbsi_comm) == 16, "pbsi_comm after 4 u32");
 _Static_assert(offsetof(struct proc_bsdshortinfo, pbsi_uid) == 36, "pbsi_uid after flags");
+_Static_assert(sizeof(struct proc_bsdshortinfo) == 64, "proc_bsdshortinfo is 64 bytes");
+_Static_assert(sizeof(vm_statistics64_data_t) == 152, "vm_statistics64 is 152 bytes");
+_Static_assert(HOST_VM_INFO64_COUNT == 38, "HOST_VM_INFO64_COUNT is 38 integers");
+_Static_assert(offsetof(struct vm_statistics64, compressor_page_count) == 128,
+	       "compressor_page_count at 128");
+_Static_assert(offsetof(struct vm_statistics64, total_uncompressed_pages_in_compressor) == 144,
+	       "total_uncompressed_pages_in_compressor at 144");
 _Static_assert(HOST_VM_INFO64 == 4, "HOST_VM_INFO64 is 4");
 _Static_assert(RUSAGE_INFO_V4 == 4, "RUSAGE_INFO_V4 is 4");
+_Static_assert(MADV_FREE_REUSABLE == 7, "MADV_FREE_REUSABLE is 7 (bsd/sys/mman.h)");
 
 int layout_check_anchor(void);
 int layout_check_anchor(void)

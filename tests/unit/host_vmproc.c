@@ -229,8 +229,21 @@ TEST(ticks_intel_1_over_1)
 {
 	struct timebase tb = timebase_choose(1, 1, false, 1000000000ull);
 	CHECK_U64(timebase_ticks_to_ns(&tb, 123456789), 123456789);
-	/* A broken zero ratio does not divide by zero. */
+}
+
+TEST(ticks_failed_mach_timebase_uses_the_hardware_frequency)
+{
+	/* mach_timebase_info failed (0/0) on Apple Silicon: hw.tbfrequency, not 1/1. */
+	struct timebase tb = timebase_choose(0, 0, false, 24000000);
+	CHECK_STR(tb.source, "hw.tbfrequency");
+	CHECK_U64(timebase_ticks_to_ns(&tb, 24), 1000);
+	/* Neither answered: Apple Silicon's 24 MHz, never a silent 1/1. */
 	tb = timebase_choose(0, 0, false, 0);
+	CHECK_STR(tb.source, "assumed 24 MHz");
+	CHECK_U64(timebase_ticks_to_ns(&tb, 24), 1000);
+	/* A half-broken ratio is as broken. */
+	tb = timebase_choose(125, 0, false, 1000000000ull);
+	CHECK_STR(tb.source, "hw.tbfrequency");
 	CHECK_U64(timebase_ticks_to_ns(&tb, 5), 5);
 }
 
@@ -264,6 +277,7 @@ int main(void)
 	RUN(ticks_apple_silicon_125_over_3);
 	RUN(ticks_intel_1_over_1);
 	RUN(ticks_translated_rosetta);
+	RUN(ticks_failed_mach_timebase_uses_the_hardware_frequency);
 	t_cleanup();
 	return check_done();
 }

@@ -19,7 +19,8 @@ typedef integer_t *host_info64_t;
 typedef natural_t mach_msg_type_number_t;
 typedef uintptr_t vm_size_t;
 
-#define KERN_SUCCESS 0
+#define KERN_SUCCESS   0
+#define MACH_PORT_NULL ((mach_port_t)0)
 
 struct vm_statistics64 {
 	natural_t free_count; /* includes speculative pages */
