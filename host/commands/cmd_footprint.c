@@ -46,6 +46,9 @@ static json_t *footprint_json(const struct lima_instance *inst, const struct vmp
 	json_object_set_new(j, "vm_type", json_string(inst->vm_type));
 	json_object_set_new(j, "configured_memory", vmc_json_u64(inst->memory));
 	json_object_set_new(j, "process", proc);
+	const char *caveat = measure_footprint_caveat(inst->vm_type);
+	json_object_set_new(j, "footprint_overstates", json_boolean(caveat != NULL));
+	json_object_set_new(j, "footprint_note", caveat ? json_string(caveat) : json_null());
 	json_object_set_new(j, "hostagent",
 			    s->has_ha ? measure_proc_json(vp->hostagent_pid, &s->ha) : json_null());
 	json_object_set_new(j, "host", hm ? measure_host_json(hm) : json_null());
@@ -69,6 +72,9 @@ static void print_human(const struct lima_instance *inst, const struct vmproc *v
 		       vmc_format_bytes(s->vm.swap, c, sizeof c));
 	else
 		printf("  (resident %s)\n", vmc_format_bytes(s->vm.resident, b, sizeof b));
+	const char *caveat = measure_footprint_caveat(inst->vm_type);
+	if (caveat)
+		printf("%snote%s       %s\n", cli_bold(), cli_reset(), caveat);
 	printf("%speak%s       %s\n", cli_bold(), cli_reset(),
 	       vmc_format_bytes(s->vm.peak_footprint, a, sizeof a));
 	if (s->vm.has_split)

@@ -96,6 +96,8 @@ static json_t *row_json(const struct row *r)
 	json_object_set_new(j, "ratchet_gap",
 			    r->measured && r->guest_known ? json_integer(gap_of(r)) : json_null());
 	json_object_set_new(j, "problem", r->problem[0] ? json_string(r->problem) : json_null());
+	json_object_set_new(j, "footprint_overstates",
+			    json_boolean(measure_footprint_caveat(inst->vm_type) != NULL));
 	json_object_set(j, "autostop", r->autostop ? r->autostop : json_null());
 	return j;
 }
@@ -121,6 +123,9 @@ static void print_table(const struct row *rows, size_t n)
 			cells[4] =
 			    textf(pid, sizeof pid, "%ld (%s)", (long)r->vp.pid, r->vp.method);
 			cells[5] = vmc_format_bytes(r->s.vm.footprint, fp, sizeof fp);
+			/* A mark, and the reason under the table. */
+			if (measure_footprint_caveat(r->inst->vm_type))
+				strncat(fp, "*", sizeof fp - strlen(fp) - 1);
 			cells[6] = vmc_format_bytes(r->s.vm.peak_footprint, peak, sizeof peak);
 			if (r->guest_known)
 				cells[7] = vmc_format_bytes_delta(gap_of(r), gap, sizeof gap);
@@ -136,6 +141,11 @@ static void print_table(const struct row *rows, size_t n)
 	for (size_t i = 0; i < n; i++)
 		if (rows[i].problem[0])
 			printf("%s: %s\n", rows[i].inst->name, rows[i].problem);
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].measured && measure_footprint_caveat(rows[i].inst->vm_type)) {
+			printf("* %s\n", measure_footprint_caveat(rows[i].inst->vm_type));
+			break;
+		}
 	bool any_gap_missing = false;
 	for (size_t i = 0; i < n; i++)
 		any_gap_missing |= rows[i].measured && !rows[i].guest_known;

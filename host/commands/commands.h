@@ -17,5 +17,6 @@ int cmd_memtest(int argc, char **argv);
 int cmd_load(int argc, char **argv);
 int cmd_autostop(int argc, char **argv);
 int cmd_selftest(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif

@@ -27,6 +27,7 @@ static const struct command commands[] = {
     {"load", cmd_load, "the published load table: pgbench through the Docker API"},
     {"autostop", cmd_autostop, "a Docker socket that stops the VM when idle, starts it on use"},
     {"selftest", cmd_selftest, "prove every reading on this machine against known workloads"},
+    {"report", cmd_report, "one shareable results file of an instance's runs on this machine"},
 };
 
 static void usage(FILE *f)

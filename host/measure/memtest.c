@@ -339,6 +339,19 @@ static void compressor_into(json_t *result, const char *key, const json_t *readi
 		json_object_set_new(result, key, json_integer((json_int_t)v));
 }
 
+/*
+ * How far the VM's footprint fell while the host was under pressure. On krunkit this is the
+ * return free-page reporting made: libkrun MADV_FREEs what the guest reports free, so the pages
+ * stay in the footprint until the host needs them (docs/memtest.md#krunkit).
+ */
+static void returned_under_pressure(json_t *result, const json_t *before, const json_t *after)
+{
+	double f0, f1;
+	if (memtest_num(before, "vm.footprint", &f0) && memtest_num(after, "vm.footprint", &f1))
+		json_object_set_new(result, "footprint_fell_under_pressure",
+				    json_integer((json_int_t)(f0 - f1)));
+}
+
 static int run_pressure(struct memtest *m, char *err, size_t errsize)
 {
 	if (m->o.pressure_none) {
@@ -369,10 +382,12 @@ static int run_pressure(struct memtest *m, char *err, size_t errsize)
 			    json_string(res.conclusive ? "conclusive" : "INCONCLUSIVE"));
 	json_object_set_new(m->result, "canary_pages", vmc_json_u64(res.canary_pages));
 	json_object_set_new(m->result, "canary_discarded", vmc_json_u64(res.canary_discarded));
+	json_t *after = reading(m, false);
+	returned_under_pressure(m->result, before, after);
 	char note[400];
 	memtest_pressure_text(m->doc, note, sizeof note);
 	set_note(p, "%s", note);
-	phase_end(m, p, reading(m, false));
+	phase_end(m, p, after);
 	return VMC_EXIT_OK;
 }
 

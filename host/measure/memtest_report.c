@@ -56,6 +56,26 @@ static char *delta_at(const json_t *doc, const char *path, char *buf, size_t siz
 	return vmc_format_bytes_delta((int64_t)v, buf, size);
 }
 
+/* "; the VM's footprint fell by 1.20 GiB under it" and, on krunkit, what that fall means. */
+static void pressure_return_text(const json_t *doc, char *buf, size_t size)
+{
+	double fell;
+	if (!memtest_num(doc, "result.footprint_fell_under_pressure", &fell))
+		return;
+	char b[32];
+	size_t len = strlen(buf);
+	snprintf(buf + len, size - len, "; the VM's footprint %s %s under it",
+		 fell >= 0 ? "fell by" : "rose by",
+		 vmc_format_bytes((uint64_t)(fell >= 0 ? fell : -fell), b, sizeof b));
+	const char *vm_type = memtest_str(doc, "instance.vm_type");
+	if (vm_type && strcmp(vm_type, "krunkit") == 0) {
+		len = strlen(buf);
+		snprintf(buf + len, size - len,
+			 " (krunkit: what free-page reporting gave back, MADV_FREE'd pages the "
+			 "footprint counts until pressure)");
+	}
+}
+
 void memtest_pressure_text(const json_t *doc, char *buf, size_t size)
 {
 	const char *verdict = memtest_str(doc, "result.pressure");
@@ -66,20 +86,22 @@ void memtest_pressure_text(const json_t *doc, char *buf, size_t size)
 	memtest_num(doc, "settings.pressure_hold_s", &hold);
 	char b[32];
 	vmc_format_bytes((uint64_t)bytes, b, sizeof b);
-	if (!verdict || strcmp(verdict, "skipped") == 0)
+	if (!verdict || strcmp(verdict, "skipped") == 0) {
 		snprintf(buf, size, "skipped (--pressure none)");
-	else if (strcmp(verdict, "conclusive") == 0)
+	} else if (strcmp(verdict, "conclusive") == 0) {
 		snprintf(buf, size,
 			 "conclusive: %s held %.0f s, canary %.0f of %.0f pages discarded", b, hold,
 			 discarded, pages);
-	else if (strcmp(verdict, "INCONCLUSIVE") == 0)
+		pressure_return_text(doc, buf, size);
+	} else if (strcmp(verdict, "INCONCLUSIVE") == 0) {
 		snprintf(buf, size,
 			 "INCONCLUSIVE: %s held %.0f s never made the host discard the MADV_FREE "
 			 "canary (0 of %.0f pages), so it says nothing about what pressure takes "
 			 "back; raise --pressure",
 			 b, hold, pages);
-	else
+	} else {
 		snprintf(buf, size, "%s", verdict);
+	}
 }
 
 static void compressor_text(const json_t *doc, char *buf, size_t size)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * vmcost selftest: every reading vmcost reports, checked on this machine against a workload of
- * known size run by a child process (docs/commands.md#selftest). What vmcost reads goes through
- * the hooks below, so a test can plant a wrong unit and see the check fail with its reason.
+ * known size run by a child process (docs/commands.md#vmcost-selftest). What vmcost reads goes
+ * through the hooks below, so a test can plant a wrong unit and see the check fail with its reason.
  */
 #ifndef VMC_SELFTEST_H
 #define VMC_SELFTEST_H

@@ -104,3 +104,13 @@ double measure_cpu_percent(const struct platform_proc_sample *a,
 {
 	return measure_rate(a->cpu_ns, b->cpu_ns, b->taken_at - a->taken_at) / 1e9 * 100.0;
 }
+
+const char *measure_footprint_caveat(const char *vm_type)
+{
+	if (strcmp(vm_type, "krunkit") == 0)
+		return "on krunkit the footprint overstates the cost: libkrun hands back the pages "
+		       "the guest reports free with MADV_FREE, which the footprint keeps counting "
+		       "until the host needs them (vmcost memtest NAME shows what pressure takes "
+		       "back)";
+	return NULL;
+}

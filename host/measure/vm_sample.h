@@ -43,4 +43,11 @@ double measure_rate(uint64_t before, uint64_t after, double seconds);
 double measure_cpu_percent(const struct platform_proc_sample *a,
 			   const struct platform_proc_sample *b);
 
+/*
+ * Why the footprint overstates what the VM costs on this vmType, or NULL when it does not: on
+ * krunkit libkrun MADV_FREEs the pages the guest reports free, and they stay in the footprint
+ * until the host needs them (docs/memtest.md#krunkit).
+ */
+const char *measure_footprint_caveat(const char *vm_type);
+
 #endif
