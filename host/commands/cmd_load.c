@@ -17,7 +17,7 @@
 #include "measure/workload.h"
 #include "message.h"
 #include "platform/platform.h"
-#include "platform/vmproc.h"
+#include "clients/vmproc.h"
 #include "stats.h"
 #include "units.h"
 

@@ -12,7 +12,7 @@
 #include "measure/progress.h"
 #include "measure/timeline.h"
 #include "measure/workload.h"
-#include "platform/vmproc.h"
+#include "clients/vmproc.h"
 
 #include <jansson.h>
 #include <signal.h>

@@ -8,7 +8,7 @@
 #define VMC_VM_SAMPLE_H
 
 #include "platform/platform.h"
-#include "platform/vmproc.h"
+#include "clients/vmproc.h"
 
 #include <jansson.h>
 #include <stdbool.h>

@@ -8,7 +8,7 @@
 #include "commands/commands.h"
 #include "host_testlib.h"
 #include "log.h"
-#include "platform/vmproc.h"
+#include "clients/vmproc.h"
 
 #include <jansson.h>
 

@@ -8,7 +8,7 @@
 #include "host_testlib.h"
 #include "log.h"
 #include "platform/timebase.h"
-#include "platform/vmproc.h"
+#include "clients/vmproc.h"
 
 #include <string.h>
 
