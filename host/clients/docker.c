@@ -15,8 +15,6 @@
 
 /* Messages quote Docker's own error text; keep room for it. */
 #define DOCKER_ERRBODY_MAX (64u << 10)
-/* A stop waits grace seconds for the container, then this long for dockerd to kill it. */
-#define DOCKER_STOP_SLACK_MS 60000L
 
 static const struct docker_endpoint PING = {"GET", "/_ping", NULL, 0, {200}};
 static const struct docker_endpoint VERSION = {"GET", "/version", NULL, 0, {200}};
@@ -30,10 +28,6 @@ static const struct docker_endpoint CONTAINER_CREATE = {
 /* 304: already in the requested state. */
 static const struct docker_endpoint CONTAINER_START = {
     "POST", "/containers/…/start", "container id", DOCKER_CONTAINER_TIMEOUT_MS, {204, 304, 200}};
-static const struct docker_endpoint CONTAINER_STOP = {
-    "POST", "/containers/…/stop", "container id", 0, {204, 304, 200}};
-static const struct docker_endpoint CONTAINER_WAIT = {
-    "POST", "/containers/…/wait", "container id", 0, {200}};
 /* 404: already gone. */
 static const struct docker_endpoint CONTAINER_REMOVE = {
     "DELETE", "/containers/…", "container id", DOCKER_CONTAINER_TIMEOUT_MS, {204, 404}};
@@ -275,39 +269,6 @@ static int call_for_status(const struct docker *d, const struct docker_endpoint 
 int docker_container_start(const struct docker *d, const char *id, char *err, size_t errsize)
 {
 	return call_for_status(d, &CONTAINER_START, id, NULL, err, errsize);
-}
-
-int docker_container_stop(const struct docker *d, const char *id, int grace_seconds, char *err,
-			  size_t errsize)
-{
-	struct docker_endpoint ep = CONTAINER_STOP;
-	ep.timeout_ms = grace_seconds * 1000L + DOCKER_STOP_SLACK_MS;
-	char query[32];
-	textf(query, sizeof query, "t=%d", grace_seconds);
-	return call_for_status(d, &ep, id, query, err, errsize);
-}
-
-int docker_container_wait(const struct docker *d, const char *id, long timeout_ms,
-			  long *status_code, char *err, size_t errsize)
-{
-	*status_code = -1;
-	struct docker_endpoint ep = CONTAINER_WAIT;
-	ep.timeout_ms = timeout_ms;
-	struct http_response resp;
-	int rc = docker_call(d, &ep, id, "condition=not-running", NULL, &resp, err, errsize);
-	if (rc != VMC_EXIT_OK)
-		return rc;
-	json_t *j = resp.body ? json_loads(resp.body, 0, NULL) : NULL;
-	json_t *code = j ? json_object_get(j, "StatusCode") : NULL;
-	if (json_is_integer(code)) {
-		*status_code = (long)json_integer_value(code);
-	} else {
-		errorf(err, errsize, "Docker API POST /containers/…/wait: no StatusCode");
-		rc = VMC_EXIT_DOCKER;
-	}
-	json_decref(j);
-	http_response_free(&resp);
-	return rc;
 }
 
 int docker_container_remove(const struct docker *d, const char *id, char *err, size_t errsize)

@@ -55,12 +55,6 @@ void docker_split_image(const char *image, char *repo, size_t repo_size, char *t
 int docker_container_create(const struct docker *d, const char *name, const json_t *config,
 			    char *id, size_t idsize, char *err, size_t errsize);
 int docker_container_start(const struct docker *d, const char *id, char *err, size_t errsize);
-/* POST /containers/ID/stop?t=SECONDS (304 = already stopped, fine). */
-int docker_container_stop(const struct docker *d, const char *id, int grace_seconds, char *err,
-			  size_t errsize);
-/* POST /containers/ID/wait?condition=not-running: the container's exit status. */
-int docker_container_wait(const struct docker *d, const char *id, long timeout_ms,
-			  long *status_code, char *err, size_t errsize);
 /* DELETE /containers/ID?force=1&v=1 (404 = already gone, fine). */
 int docker_container_remove(const struct docker *d, const char *id, char *err, size_t errsize);
 /* GET /containers/ID/json: State.Running. */

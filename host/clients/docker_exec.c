@@ -145,7 +145,7 @@ static int exec_start(const struct docker *d, const char *exec_id, long timeout_
 		docker_transport_error(d, &resp, err, errsize);
 	} else if (resp.status != 200 && resp.status != 101) {
 		docker_http_error("POST /exec/…/start", resp.status, sink->errbody, err, errsize);
-	} else if (sink->demux.broken) {
+	} else if (!docker_demux_complete(&sink->demux)) {
 		errorf(err, errsize,
 		       "Docker API POST /exec/…/start: the output stream is not Docker's "
 		       "multiplexed framing");

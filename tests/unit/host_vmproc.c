@@ -5,10 +5,10 @@
  * krunkit use their pid files; the tick -> ns conversion the macOS layer relies on.
  */
 #include "check.h"
+#include "clients/vmproc.h"
 #include "host_testlib.h"
 #include "log.h"
 #include "platform/timebase.h"
-#include "clients/vmproc.h"
 
 #include <string.h>
 
