@@ -7,9 +7,9 @@
 #   commands -> autostop, measure -> clients -> platform -> lib
 # (a room includes its own headers and those of the rooms below it; autostop and measure are
 # peers and stay apart). Within a room the files may call each other, but never in a circle: the
-# include graph of host/ and lib/, derived from the sources, has no cycle. Each check prints what
-# broke it, and the last tests plant a bad include in a copy of the tree to show the checks catch
-# one.
+# include graphs of host/ and of guest-agent/ (each with lib/), derived from the sources, have no
+# cycle. Each check prints what broke it, and the last tests plant a bad include in a copy of the
+# tree to show the checks catch one.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/suite.sh
@@ -25,19 +25,21 @@ rule() {
 	if [ -z "$hits" ]; then ok "$name"; else fail "$name: $hits"; fi
 }
 
-# includes ROOT: "FILE TARGET" for every #include "..." of host/ and lib/ under ROOT, with FILE
-# and TARGET relative to ROOT; TARGET is the header the compiler finds (host/ROOM/x.h or lib/x.h),
-# or the name as written when neither exists. The sources themselves come first, as "FILE -".
+# includes ROOT: "FILE TARGET" for every #include "..." of host/, guest-agent/ and lib/ under ROOT,
+# with FILE and TARGET relative to ROOT; TARGET is the header the compiler finds (host/ROOM/x.h,
+# guest-agent/x.h for the agent's own files, lib/x.h), or the name as written when none exists.
 includes() {
 	(
 		cd "$1" || exit 1
-		find host lib -name '*.[ch]' | sort | sed 's/$/ -/'
-		find host lib -name '*.[ch]' | sort | xargs grep -H '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' |
+		find host guest-agent lib -name '*.[ch]' | sort | sed 's/$/ -/'
+		find host guest-agent lib -name '*.[ch]' | sort |
+			xargs grep -H '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' |
 			sed 's|^\([^:]*\):[^"]*"\([^"]*\)".*|\1 \2|'
 	) | awk '
 		$2 == "-" { have[$1] = 1; next }
 		{
-			if (("host/" $2) in have) print $1, "host/" $2
+			if ($1 ~ /^guest-agent\// && ("guest-agent/" $2) in have) print $1, "guest-agent/" $2
+			else if (("host/" $2) in have) print $1, "host/" $2
 			else if (("lib/" $2) in have) print $1, "lib/" $2
 			else print $1, $2
 		}'
@@ -69,16 +71,17 @@ room_order() {
 		}'
 }
 
-# include_cycles ROOT: the files of one cycle in the include graph, nothing when there is none.
+# include_cycles ROOT SIDE: the modules of one cycle in the include graph of SIDE ("host" or
+# "guest-agent") and lib/, nothing when there is none.
 # A node is a module: a header and the .c file of the same name (or, for a .c file without one,
 # the header whose name is its prefix: platform_linux.c implements platform.h), so "lima.c calls
 # lima_dir.c, which calls back into lima.c" is the cycle lima -> lima_dir -> lima.
 include_cycles() {
 	(
 		cd "$1" || exit 1
-		find host lib -name '*.[ch]' | sed 's/$/ -/'
+		find host guest-agent lib -name '*.[ch]' | sed 's/$/ -/'
 	) >"$tmp/files"
-	includes "$1" | cat "$tmp/files" - | awk '
+	includes "$1" | cat "$tmp/files" - | awk -v side="^($2|lib)/" '
 		$2 == "-" { have[$1] = 1; next }
 		function module(p,    dir, stem, cut) {
 			if (p in mod) return mod[p]
@@ -90,7 +93,7 @@ include_cycles() {
 			}
 			return mod[p] = dir "/" stem
 		}
-		$2 ~ /^(host|lib)\// {
+		$1 ~ side && $2 ~ side {
 			a = module($1); b = module($2)
 			if (a != b) print a, b
 		}' >"$tmp/edges"
@@ -114,22 +117,23 @@ agent_all=$(find guest-agent -name '*.[ch]' | sort)
 		'#include[[:space:]]*"[^"]*(host/|commands/|platform/|clients/|measure/|autostop/)' $agent_all
 }
 
+order="commands -> autostop, measure -> clients -> platform -> lib"
 hits=$(room_order .)
-if [ -z "$hits" ]; then
-	ok "rooms include down the order commands -> autostop, measure -> clients -> platform -> lib"
-else
-	fail "rooms include against the order commands -> autostop, measure -> clients -> platform -> lib: $hits"
+if [ -z "$hits" ]; then ok "rooms include down the order $order"; else
+	fail "rooms include against the order $order: $hits"
 fi
-loop=$(include_cycles .)
-if [ -z "$loop" ]; then ok "the include graph of host/ and lib/ has no cycle"; else
-	fail "the include graph of host/ and lib/ has a cycle: $loop"
-fi
+for side in host guest-agent; do
+	loop=$(include_cycles . $side)
+	if [ -z "$loop" ]; then ok "the include graph of $side/ and lib/ has no cycle"; else
+		fail "the include graph of $side/ and lib/ has a cycle: $loop"
+	fi
+done
 
 # The checks catch what they are for: a copy of the tree with one bad include planted in it.
 plant() {
 	rm -rf "$tmp/tree"
 	mkdir -p "$tmp/tree"
-	cp -R host lib "$tmp/tree/"
+	cp -R host guest-agent lib "$tmp/tree/"
 }
 plant
 printf '#include "measure/progress.h"\n' >"$tmp/tree/host/clients/planted.c"
@@ -154,17 +158,17 @@ case $(room_order "$tmp/tree") in
 esac
 plant
 printf '#include "clients/lima.h"\n' >>"$tmp/tree/host/clients/lima_dir.c"
-case $(include_cycles "$tmp/tree") in
+case $(include_cycles "$tmp/tree" host) in
 *host/clients/lima*host/clients/lima_dir* | *host/clients/lima_dir*host/clients/lima*)
 	ok "lima_dir.c including lima.h again (lima -> lima_dir -> lima) is a cycle" ;;
-*) fail "lima_dir.c calling back into lima.c went unnoticed: $(include_cycles "$tmp/tree")" ;;
+*) fail "lima_dir.c calling back into lima.c went unnoticed: $(include_cycles "$tmp/tree" host)" ;;
 esac
 plant
 printf '#include "platform/platform.h"\n' >>"$tmp/tree/host/platform/timebase.h"
 printf '#include "platform/timebase.h"\n' >>"$tmp/tree/host/platform/platform_linux.c"
-case $(include_cycles "$tmp/tree") in
+case $(include_cycles "$tmp/tree" host) in
 *host/platform/platform*host/platform/timebase* | *host/platform/timebase*host/platform/platform*)
 	ok "platform_linux.c counts as platform.h's module (platform -> timebase -> platform)" ;;
-*) fail "a cycle through platform_linux.c went unnoticed: $(include_cycles "$tmp/tree")" ;;
+*) fail "a cycle through platform_linux.c went unnoticed: $(include_cycles "$tmp/tree" host)" ;;
 esac
 suite_summary
