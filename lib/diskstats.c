@@ -123,14 +123,6 @@ int vmc_diskstats_read(struct vmc_diskstats *ds)
 	return rc;
 }
 
-uint64_t vmc_diskstats_written(const struct vmc_diskstats *ds)
-{
-	uint64_t sum = 0;
-	for (size_t i = 0; i < ds->n; i++)
-		sum += ds->disk[i].written_bytes;
-	return sum;
-}
-
 const struct vmc_disk_io *vmc_diskstats_find(const struct vmc_diskstats *ds, const char *name)
 {
 	for (size_t i = 0; i < ds->n; i++)

@@ -32,8 +32,7 @@ int vmc_diskstats_parse(const char *buf, struct vmc_diskstats *ds);
 /* Reads <root>/proc/diskstats. */
 int vmc_diskstats_read(struct vmc_diskstats *ds);
 
-/* Sum of written_bytes; and the entry for name or NULL. */
-uint64_t vmc_diskstats_written(const struct vmc_diskstats *ds);
+/* The entry for name, or NULL. */
 const struct vmc_disk_io *vmc_diskstats_find(const struct vmc_diskstats *ds, const char *name);
 
 #endif

@@ -43,8 +43,3 @@ uint64_t vmc_meminfo_file_cache(const struct vmc_meminfo *mi)
 {
 	return mi->active_file + mi->inactive_file;
 }
-
-uint64_t vmc_meminfo_used(const struct vmc_meminfo *mi)
-{
-	return mi->total > mi->free ? mi->total - mi->free : 0;
-}

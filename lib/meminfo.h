@@ -30,7 +30,5 @@ int vmc_meminfo_read(struct vmc_meminfo *mi);
 
 /* Clean file cache the kernel could drop: Active(file)+Inactive(file) (tmpfs excluded). */
 uint64_t vmc_meminfo_file_cache(const struct vmc_meminfo *mi);
-/* Memory in use by the guest as the host would want to count it: total - free. */
-uint64_t vmc_meminfo_used(const struct vmc_meminfo *mi);
 
 #endif

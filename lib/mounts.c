@@ -60,18 +60,6 @@ int vmc_mount_for(const char *buf, const char *path, struct vmc_mount *m)
 	return best > 0 ? 0 : -1;
 }
 
-int vmc_mount_read(const char *path, struct vmc_mount *m)
-{
-	char *buf;
-	if (vmc_fs_read("/proc/mounts", &buf, NULL, 4u << 20) < 0)
-		return -1;
-	int rc = vmc_mount_for(buf, path, m);
-	free(buf);
-	if (rc < 0)
-		errno = ENOENT;
-	return rc;
-}
-
 int vmc_mount_option(const char *options, const char *name, char *value, size_t size)
 {
 	size_t name_len = strlen(name);

@@ -18,8 +18,6 @@ struct vmc_mount {
  * a later line for the same mount point wins (it is mounted over the earlier one). -1 if none.
  */
 int vmc_mount_for(const char *buf, const char *path, struct vmc_mount *m);
-/* Reads <root>/proc/mounts and looks path up. -1 with errno (ENOENT if no mount holds it). */
-int vmc_mount_read(const char *path, struct vmc_mount *m);
 /*
  * The value of option name in a comma-separated list ("commit=60" -> "60"); 1 with the value,
  * 2 for a flag without value ("discard"), 0 if absent.

@@ -95,9 +95,10 @@ static void error_text(const struct http_response *resp, char *buf, size_t size)
 	json_decref(j);
 }
 
-int agent_call_socket(const char *socket_path, const char *name, const char *method,
-		      const char *path, const char *body, long timeout_ms, json_t **out, char *err,
-		      size_t errsize)
+/* agent_call on a socket path already found (its checks, its messages). */
+static int agent_call_socket(const char *socket_path, const char *name, const char *method,
+			     const char *path, const char *body, long timeout_ms, json_t **out,
+			     char *err, size_t errsize)
 {
 	*out = NULL;
 	int rc = check_socket(socket_path, name, err, errsize);

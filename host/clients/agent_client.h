@@ -27,9 +27,4 @@ int agent_socket_path(const struct lima_instance *inst, char *buf, size_t size);
  */
 size_t agent_socket_path_max(void);
 
-/* Same checks as agent_call on an arbitrary socket path (tests, a forwarded Docker socket). */
-int agent_call_socket(const char *socket_path, const char *instance_name, const char *method,
-		      const char *path, const char *body, long timeout_ms, json_t **out, char *err,
-		      size_t errsize);
-
 #endif

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Docker Engine API client over a unix socket (the instance's <dir>/sock/docker.sock), with
- * http_do (libcurl) and jansson. Unversioned paths: dockerd serves its own API version, so the
- * same client talks to Docker 20.10 (API 1.41) in the lab and Docker 29 in the Lima template.
+ * http_do (libcurl) and jansson: images and containers here, exec in docker_exec.h, the client
+ * and its one call helper in docker_call.h. Unversioned paths: dockerd serves its own API
+ * version, so the same client talks to Docker 20.10 (API 1.41) in the lab and Docker 29 in the
+ * Lima template.
  *
  * Every call returns VMC_EXIT_OK or VMC_EXIT_DOCKER with a one-line message in err that says
  * what to do (daemon down, image missing, pull failed, container gone).
@@ -10,25 +12,14 @@
 #ifndef VMC_DOCKER_H
 #define VMC_DOCKER_H
 
+#include "clients/docker_call.h"
+#include "clients/docker_exec.h"
 #include "clients/docker_stream.h"
-#include "clients/lima.h"
 
 #include <jansson.h>
-#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-struct docker {
-	char socket_path[PATH_MAX + 32];
-	char instance[256]; /* for messages ("limactl shell dev ..."); may be "" */
-	long timeout_ms;    /* per short request; streaming calls have their own limits */
-};
-
-/* A client for <inst dir>/sock/docker.sock. */
-void docker_init_instance(struct docker *d, const struct lima_instance *inst);
-/* A client for any socket (tests, DOCKER_HOST=unix://...). */
-void docker_init_socket(struct docker *d, const char *socket_path, const char *instance);
 
 /* GET /_ping then GET /version; *version gets the daemon's JSON (caller decrefs). */
 int docker_version(const struct docker *d, json_t **version, char *err, size_t errsize);
@@ -64,46 +55,10 @@ void docker_split_image(const char *image, char *repo, size_t repo_size, char *t
 int docker_container_create(const struct docker *d, const char *name, const json_t *config,
 			    char *id, size_t idsize, char *err, size_t errsize);
 int docker_container_start(const struct docker *d, const char *id, char *err, size_t errsize);
-/* POST /containers/ID/stop?t=SECONDS (304 = already stopped, fine). */
-int docker_container_stop(const struct docker *d, const char *id, int grace_seconds, char *err,
-			  size_t errsize);
-/* POST /containers/ID/wait?condition=not-running: the container's exit status. */
-int docker_container_wait(const struct docker *d, const char *id, long timeout_ms,
-			  long *status_code, char *err, size_t errsize);
 /* DELETE /containers/ID?force=1&v=1 (404 = already gone, fine). */
 int docker_container_remove(const struct docker *d, const char *id, char *err, size_t errsize);
 /* GET /containers/ID/json: State.Running. */
 int docker_container_running(const struct docker *d, const char *id, bool *running, char *err,
 			     size_t errsize);
-
-/* What an exec printed and how it ended. out/err are NUL-terminated, malloc'd. */
-struct docker_exec_result {
-	long exit_code;
-	char *out;
-	size_t out_len;
-	char *errout;
-	size_t errout_len;
-	bool truncated; /* output beyond DOCKER_EXEC_MAX_OUTPUT was dropped */
-};
-#define DOCKER_EXEC_MAX_OUTPUT (1u << 20)
-
-/*
- * Exec argv (NULL-terminated) in a running container: POST /containers/ID/exec, POST
- * /exec/EID/start (Docker's multiplexed stdout/stderr stream, demultiplexed), GET /exec/EID/json
- * for the exit code. env may be NULL ("KEY=value" strings, NULL-terminated). timeout_ms 0 = none.
- * A non-zero exit code is not an error here: the caller reads res->exit_code.
- */
-int docker_exec(const struct docker *d, const char *id, const char *const *argv,
-		const char *const *env, long timeout_ms, struct docker_exec_result *res, char *err,
-		size_t errsize);
-/* Same, and on_output (may be NULL) sees every piece of output as it arrives (progress). */
-typedef void (*docker_output_fn)(int stream, const char *data, size_t len, void *ctx);
-int docker_exec_stream(const struct docker *d, const char *id, const char *const *argv,
-		       const char *const *env, long timeout_ms, docker_output_fn on_output,
-		       void *ctx, struct docker_exec_result *res, char *err, size_t errsize);
-void docker_exec_result_free(struct docker_exec_result *res);
-
-/* Returns non-zero to abort streaming calls (exec, pull): set by SIGINT handlers. */
-void docker_set_abort_check(int (*should_abort)(void));
 
 #endif

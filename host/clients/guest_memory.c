@@ -8,7 +8,8 @@
 
 #include <string.h>
 
-int guest_memory_from_status(const json_t *status, struct guest_memory *gm)
+/* From a /v1/status document; -1 if its "memory" object lacks total/free. */
+static int guest_memory_from_status(const json_t *status, struct guest_memory *gm)
 {
 	memset(gm, 0, sizeof *gm);
 	const json_t *m = json_object_get(status, "memory");

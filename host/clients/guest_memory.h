@@ -18,9 +18,6 @@ struct guest_memory {
 	bool balloon_present;
 };
 
-/* From a /v1/status document; -1 if its "memory" object lacks total/free. */
-int guest_memory_from_status(const json_t *status, struct guest_memory *gm);
-
 /* MemTotal - MemFree: what the guest uses, page cache included. */
 uint64_t guest_used(const struct guest_memory *gm);
 

@@ -5,9 +5,8 @@
  * _config/default.yaml and override.yaml, Lima's defaults, and pid files that count only while
  * their process lives.
  */
-#include "clients/lima.h"
+#include "clients/lima_dir.h"
 
-#include "clients/lima_sources.h"
 #include "log.h"
 #include "message.h"
 #include "platform/platform.h"

@@ -3,9 +3,8 @@
  * Instances as limactl reports them (docs/lima.md#limactl-list-json): `limactl list --format
  * '{{json .}}'` run and its JSON Lines parsed, every key variant from Lima 2.x to 3.0.
  */
-#include "clients/lima.h"
+#include "clients/limactl.h"
 
-#include "clients/lima_sources.h"
 #include "clients/process.h"
 #include "jsonutil.h"
 #include "log.h"
@@ -299,11 +298,4 @@ int limactl_list(const char *name, struct lima_instance **out, size_t *n, char *
 	}
 	process_result_free(&res);
 	return rc;
-}
-
-void lima_limactl_version(char *buf, size_t size)
-{
-	const char *argv[] = {"limactl", "--version", NULL};
-	if (process_first_line(argv, 30000, buf, size) != 0)
-		textf(buf, size, "limactl version unknown");
 }

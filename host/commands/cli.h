@@ -8,7 +8,7 @@
 #define VMC_CLI_H
 
 #include "clients/lima.h"
-#include "platform/vmproc.h"
+#include "clients/vmproc.h"
 
 #include <jansson.h>
 #include <signal.h>

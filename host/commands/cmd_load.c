@@ -6,6 +6,7 @@
  * API, then the idle host CPU of the VM process with the container still running.
  */
 #include "clients/lima.h"
+#include "clients/vmproc.h"
 #include "clock.h"
 #include "commands/cli.h"
 #include "commands/commands.h"
@@ -17,7 +18,6 @@
 #include "measure/workload.h"
 #include "message.h"
 #include "platform/platform.h"
-#include "platform/vmproc.h"
 #include "stats.h"
 #include "units.h"
 

@@ -9,10 +9,10 @@
 #define VMC_MEMTEST_H
 
 #include "clients/lima.h"
+#include "clients/vmproc.h"
 #include "measure/progress.h"
 #include "measure/timeline.h"
 #include "measure/workload.h"
-#include "platform/vmproc.h"
 
 #include <jansson.h>
 #include <signal.h>

@@ -52,23 +52,6 @@ int timeline_phase_begin(struct timeline *tl, const char *name, const char *labe
 	return rc;
 }
 
-void timeline_phase_end(struct timeline *tl, double now)
-{
-	pthread_mutex_lock(&tl->lock);
-	end_running(tl, now - tl->t0);
-	pthread_mutex_unlock(&tl->lock);
-}
-
-void timeline_current(struct timeline *tl, char *name, size_t size)
-{
-	pthread_mutex_lock(&tl->lock);
-	const char *cur = "";
-	if (tl->nphases > 0 && tl->phases[tl->nphases - 1].end < 0)
-		cur = tl->phases[tl->nphases - 1].name;
-	snprintf(name, size, "%s", cur);
-	pthread_mutex_unlock(&tl->lock);
-}
-
 int timeline_add(struct timeline *tl, struct tl_sample s)
 {
 	pthread_mutex_lock(&tl->lock);

@@ -47,11 +47,8 @@ void timeline_init(struct timeline *tl, double t0);
 void timeline_free(struct timeline *tl);
 /* Ends the running phase (if any) and starts a new one at now (monotonic). */
 int timeline_phase_begin(struct timeline *tl, const char *name, const char *label, double now);
-void timeline_phase_end(struct timeline *tl, double now);
 /* Copies s in (s->phase is set to the running phase); 0 or -1 (out of memory). */
 int timeline_add(struct timeline *tl, struct tl_sample s);
-/* The running phase's name, or "" (for progress lines). */
-void timeline_current(struct timeline *tl, char *name, size_t size);
 
 /* Reads the VM process (pid <= 0: none) and host memory now, and adds the sample. */
 int timeline_sample_now(struct timeline *tl, pid_t pid, struct tl_sample *out);

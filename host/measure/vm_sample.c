@@ -8,7 +8,8 @@
 #include <errno.h>
 #include <string.h>
 
-int measure_errno(int e, pid_t pid, const char *what, char *err, size_t errsize)
+/* Exit code and message for a failed platform call on pid (errno in e). */
+static int measure_errno(int e, pid_t pid, const char *what, char *err, size_t errsize)
 {
 	switch (e) {
 	case ESRCH:

@@ -7,8 +7,8 @@
 #ifndef VMC_VM_SAMPLE_H
 #define VMC_VM_SAMPLE_H
 
+#include "clients/vmproc.h"
 #include "platform/platform.h"
-#include "platform/vmproc.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -25,9 +25,6 @@ struct vm_sample {
  * to another user, UNSUPPORTED on an OS without a platform layer.
  */
 int measure_vm(const struct vmproc *vp, struct vm_sample *s, char *err, size_t errsize);
-
-/* Exit code and message for a failed platform call on pid (errno in e). */
-int measure_errno(int e, pid_t pid, const char *what, char *err, size_t errsize);
 
 /* {"pid":…, "footprint":…, …}: the figures the sample has (split and wakeups only when known). */
 json_t *measure_proc_json(pid_t pid, const struct platform_proc_sample *s);

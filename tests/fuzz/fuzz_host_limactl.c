@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* `limactl list --json` output (JSON Lines or the indented TTY form) on arbitrary bytes. */
-#include "clients/lima.h"
+#include "clients/limactl.h"
 #include "log.h"
 
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* lima.yaml (and _config/default.yaml, override.yaml) parsing on arbitrary bytes. */
-#include "clients/lima.h"
+#include "clients/lima_dir.h"
 #include "log.h"
 
 #include <stdint.h>

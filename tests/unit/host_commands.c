@@ -5,10 +5,10 @@
  * answers of balloon, and real measurements of a live stand-in "VM process".
  */
 #include "check.h"
+#include "clients/vmproc.h"
 #include "commands/commands.h"
 #include "host_testlib.h"
 #include "log.h"
-#include "platform/vmproc.h"
 
 #include <jansson.h>
 

@@ -6,6 +6,8 @@
  */
 #include "check.h"
 #include "clients/lima.h"
+#include "clients/lima_dir.h"
+#include "clients/limactl.h"
 #include "host_testlib.h"
 #include "log.h"
 #include "units.h"

@@ -35,7 +35,6 @@ static void build(struct timeline *tl)
 		}
 		timeline_add(tl, s);
 	}
-	timeline_phase_end(tl, 200.0);
 }
 
 static char *render(const struct timeline *tl, const struct svg_options *opt, size_t *len)

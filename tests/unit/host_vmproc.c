@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * host/platform/vmproc.c: which pid holds guest RAM. The vz helper choice runs through the seam
+ * host/clients/vmproc.c: which pid holds guest RAM. The vz helper choice runs through the seam
  * with zero, one and several helpers, with and without the responsibility function; qemu and
  * krunkit use their pid files; the tick -> ns conversion the macOS layer relies on.
  */
 #include "check.h"
+#include "clients/vmproc.h"
 #include "host_testlib.h"
 #include "log.h"
 #include "platform/timebase.h"
-#include "platform/vmproc.h"
 
 #include <string.h>
 

@@ -44,16 +44,6 @@ TEST(mount_options)
 	CHECK_INT(vmc_mount_option("", "commit", v, sizeof v), 0);
 }
 
-TEST(mounts_from_fake_root)
-{
-	struct vmc_mount m;
-	fakeroot_write("/proc/mounts", mounts_cloud);
-	CHECK_INT(vmc_mount_read("/var/log", &m), 0);
-	CHECK_STR(m.fstype, "tmpfs");
-	fakeroot_remove("/proc/mounts");
-	CHECK_INT(vmc_mount_read("/var/log", &m), -1);
-}
-
 TEST(process_and_thread_lists)
 {
 	fakeroot_remove("/proc");
@@ -133,7 +123,6 @@ int main(void)
 	fakeroot_init();
 	RUN(mount_for_paths);
 	RUN(mount_options);
-	RUN(mounts_from_fake_root);
 	RUN(process_and_thread_lists);
 	RUN(cmdline_nuls_become_blanks);
 	RUN(vmstat_balloon_counters);

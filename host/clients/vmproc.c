@@ -4,7 +4,7 @@
  * VM runs inside the hostagent, but its memory is charged to Apple's XPC helper
  * com.apple.Virtualization.VirtualMachine (one per running VM), which nothing in Lima records.
  */
-#include "platform/vmproc.h"
+#include "clients/vmproc.h"
 
 #include "log.h"
 #include "message.h"
