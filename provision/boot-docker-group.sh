@@ -37,10 +37,13 @@
 		}
 		{ print }' "$file" >"$new"
 	if cmp -s "$file" "$new"; then
-		rm -f "$new"
+		rm -f "$new" "$file.vmcost-new"
 	else
-		# Same inode, mode and owner: rewrite in place.
-		cat "$new" >"$file"
+		# Beside it with its mode and owner, then renamed over it: a boot killed here (power
+		# loss) leaves the old /etc/group or the new one, never a half-written one.
+		cp -p "$file" "$file.vmcost-new"
+		cat "$new" >"$file.vmcost-new"
+		mv -f "$file.vmcost-new" "$file"
 		rm -f "$new"
 		say "$user is in the $group group from its first login on"
 	fi

@@ -12,13 +12,16 @@
 #   sysctl.vm.compaction_proactiveness=0
 #                   kcompactd stops waking every 500 ms: 9.9 -> 5.4 /s; both: 8.9 -> 4.0 /s
 # Measured and left out (no gain beyond run-to-run noise): tsc=reliable, transparent_hugepage=madvise.
-# GRUB_TIMEOUT=0: the cloud image waits 10 s in the boot menu at every boot.
+# GRUB_TIMEOUT=0: the Lima write-up found GRUB_TIMEOUT=10 on Alpine's 3.23.4 cloud image, 10 s in
+# the boot menu at every boot (docs/published-measurements.md#the-lima-write-up). Alpine's image
+# builds take the value from a build setting, so another image may have 0 already: then nothing
+# changes.
 #
 # Why a boot script: cloud-init runs it (bootcmd) at every boot, and on the first boot of Lima's
-# Alpine cloud image that is before Lima's boot.essential script 00-alpine-user-group.sh deletes
+# Alpine cloud image the template lists it before provision/boot-first-reboot.sh, which removes
 # the image's `alpine` user and reboots. The new command line is therefore live after that
-# automatic reboot: no manual `limactl restart`. (A Lima that stops rebooting there would leave
-# the arguments for the next restart; `vmcost doctor` shows which are active.)
+# reboot: no manual `limactl restart`. (An image without that user boots only once: the
+# arguments then wait for the next restart; `vmcost doctor` shows which are active.)
 #
 # cloud-init concatenates every bootcmd into one /bin/sh script, so the body runs in a subshell.
 # Idempotent: a boot that changes nothing writes nothing and runs no grub-mkconfig.
@@ -72,10 +75,15 @@
 		}' "$conf" >"$new"
 	changed=0
 	if ! cmp -s "$conf" "$new"; then
-		cat "$new" >"$conf"
+		# Beside it with its mode and owner, then renamed over it: a kill leaves the old file
+		# or the new one. (A kill before grub-mkconfig leaves grub.cfg older than the file: the
+		# next boot regenerates it.)
+		cp -p "$conf" "$conf.vmcost-new"
+		cat "$new" >"$conf.vmcost-new"
+		mv -f "$conf.vmcost-new" "$conf"
 		changed=1
 	fi
-	rm -f "$new"
+	rm -f "$new" "$conf.vmcost-new"
 	if [ "$changed" = 1 ] || [ ! -f "$cfg" ] || [ -n "$(find "$conf" -newer "$cfg")" ]; then
 		if command -v grub-mkconfig >/dev/null 2>&1; then
 			grub-mkconfig -o "$cfg"

@@ -27,13 +27,17 @@
 		awk -v m="$1" -v f="$2" '$2 == m { v = $f } END { print v }' "$root/proc/mounts"
 	}
 
-	# Replace file with new content only when it differs, keeping mode and owner (cat > file).
+	# Replace file with new content only when it differs. The new content goes to a file beside
+	# it, with its mode and owner, renamed over it: a boot killed here (power loss) leaves the old
+	# /etc/fstab or the new one, never a half-written one.
 	update_file() { # file, new-content-file
 		if cmp -s "$1" "$2"; then
-			rm -f "$2"
+			rm -f "$2" "$1.vmcost-new"
 			return 1
 		fi
-		cat "$2" >"$1"
+		cp -p "$1" "$1.vmcost-new"
+		cat "$2" >"$1.vmcost-new"
+		mv -f "$1.vmcost-new" "$1"
 		rm -f "$2"
 	}
 

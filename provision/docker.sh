@@ -6,7 +6,9 @@
 #   alpine-lima ISO: the root is tmpfs rebuilt at every boot and only /etc /home /root /tmp
 #   /usr/local /var/lib persist, so the static bundle from download.docker.com goes to
 #   /usr/local/bin (version: param dockerVersion) with an OpenRC service in /etc/init.d.
-# Idempotent: a second run changes no file. VMCOST_ROOT (tests only) prefixes every path.
+# Idempotent: a second run changes no file. Killed anywhere (a shutdown or crash while it runs),
+# the next run ends as a clean one would. VMCOST_ROOT (tests only)
+# prefixes every path.
 set -eu
 root=${VMCOST_ROOT:-}
 # Lima renders this template field with the instance's user name.
@@ -19,12 +21,18 @@ die() {
 	exit 1
 }
 
-update_file() { # file, new-content-file; true if it changed
+# Replaces file with the content of new when it differs; true if it changed. A shutdown can kill
+# this script anywhere, so the new content goes to a file beside the old one, with its mode and
+# owner, which is then renamed over it: a kill leaves the old file or the new one, never a
+# half-written one.
+update_file() { # file, new-content-file
 	if [ -f "$1" ] && cmp -s "$1" "$2"; then
-		rm -f "$2"
+		rm -f "$2" "$1.vmcost-new"
 		return 1
 	fi
-	cat "$2" >"$1"
+	[ ! -e "$1" ] || cp -p "$1" "$1.vmcost-new"
+	cat "$2" >"$1.vmcost-new"
+	mv -f "$1.vmcost-new" "$1"
 	rm -f "$2"
 }
 
@@ -32,10 +40,35 @@ root_is_tmpfs() {
 	[ "$(awk '$2 == "/" { t = $3 } END { print t }' "$root/proc/mounts")" = tmpfs ]
 }
 
+# apk's database decides, not a file on disk: a boot killed while apk extracted the packages
+# leaves dockerd in place without the service (docker-openrc), and apk records packages only once
+# their files are in place. `apk add` of installed packages would be a no-op too, but this way
+# later boots need no network and log nothing.
 install_from_apk() {
-	[ -x "$root/usr/bin/dockerd" ] && return 0
+	if apk info -e docker >/dev/null && apk info -e docker-openrc >/dev/null; then
+		return 0
+	fi
 	apk add docker docker-openrc
 	say "installed Alpine's docker package"
+}
+
+# Alpine's docker service pipes dockerd's output through log_proxy, which rotates it at 100 MiB by
+# default (keeping 5); /var/log is a 64 MiB tmpfs on the cloud image (boot-quiet-disk.sh), so
+# dockerd's log would fill it before the first rotation and every log write would then fail.
+# 8 MiB x (1 + 3 rotated) is at most half of it. A value the user set in /etc/conf.d/docker stays.
+write_docker_conf() {
+	conf=$root/etc/conf.d/docker
+	new=$(mktemp)
+	[ ! -f "$conf" ] || cat "$conf" >"$new"
+	for kv in LOGPROXY_ROTATION_SIZE=8388608 LOGPROXY_ROTATED_FILES=3; do
+		grep -q "^[[:space:]]*${kv%%=*}=" "$new" || {
+			echo "# vmcost: dockerd's log in the 64 MiB /var/log tmpfs (provision/docker.sh)"
+			echo "$kv"
+		} >>"$new"
+	done
+	if update_file "$conf" "$new"; then
+		say "dockerd's log rotates at 8 MiB, 3 kept (/etc/conf.d/docker; from dockerd's next start)"
+	fi
 }
 
 write_static_service() {
@@ -48,6 +81,10 @@ name="Docker Engine"
 command=/usr/local/bin/dockerd
 command_args="${DOCKER_OPTS:-}"
 supervise_daemon_args="--stdout /var/log/docker.log --stderr /var/log/docker.log"
+# As Alpine's docker package: containers inherit these limits (1024 open files would break
+# databases and search engines), and a stop gives dockerd 60 s to stop its containers.
+rc_ulimit="${DOCKER_ULIMIT:--c unlimited -n 1048576 -u unlimited}"
+retry="${DOCKER_RETRY:-TERM/60/KILL/10}"
 # dockerd starts its containerd, runc and docker-init from the same bundle.
 export PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -60,6 +97,11 @@ EOF
 		chmod 0755 "$root/etc/init.d/docker"
 		say "wrote /etc/init.d/docker for the static dockerd"
 	fi
+}
+
+install_binary() { # file: into /usr/local/bin, replacing the old one whole
+	install -m 0755 "$1" "$root/usr/local/bin/${1##*/}.new"
+	mv -f "$root/usr/local/bin/${1##*/}.new" "$root/usr/local/bin/${1##*/}"
 }
 
 install_static() {
@@ -76,10 +118,12 @@ install_static() {
 		fi
 		tar -xzf "$tmp/docker.tgz" -C "$tmp"
 		mkdir -p "$root/usr/local/bin"
+		# dockerd last: its version is what the next boot checks, so a boot killed halfway
+		# through the bundle installs all of it again.
 		for f in "$tmp"/docker/*; do
-			install -m 0755 "$f" "$root/usr/local/bin/${f##*/}.new"
-			mv -f "$root/usr/local/bin/${f##*/}.new" "$root/usr/local/bin/${f##*/}"
+			[ "${f##*/}" = dockerd ] || install_binary "$f"
 		done
+		install_binary "$tmp/docker/dockerd"
 		rm -rf "$tmp"
 		say "installed the static Docker $static_version bundle in /usr/local/bin"
 	fi
@@ -94,7 +138,8 @@ write_daemon_json() {
 	f=$root/etc/docker/daemon.json
 	[ -e "$f" ] && return 0
 	mkdir -p "$root/etc/docker"
-	cat >"$f" <<'EOF'
+	# Written beside and renamed: a half-written file would be kept as the user's own.
+	cat >"$f.vmcost-new" <<'EOF'
 {
   "log-driver": "json-file",
   "log-opts": {
@@ -109,6 +154,7 @@ write_daemon_json() {
   }
 }
 EOF
+	mv -f "$f.vmcost-new" "$f"
 	say "wrote /etc/docker/daemon.json (log rotation 3 x 10 MB, build cache GC at 10 GB)"
 }
 
@@ -122,6 +168,7 @@ if root_is_tmpfs; then
 	install_static
 else
 	install_from_apk
+	write_docker_conf
 fi
 write_daemon_json
 

@@ -5,7 +5,8 @@
 # (docs/published-measurements.md#the-lima-write-up: Lima 2.2, vz, Alpine 3.23, host CPU of the VM
 # process while idle: 1.31 % of a core as shipped, 1.00 % after these; results/idle-tunings-lab-*.md
 # for the kernel arguments measured in the lab).
-# Idempotent: a second run changes no file. Works on the cloud image and on the alpine-lima ISO
+# Idempotent: a second run changes no file; killed anywhere, the next run ends as a clean one
+# would. Works on the cloud image and on the alpine-lima ISO
 # (whose kernel command line is baked into the image and cannot change).
 # VMCOST_ROOT (tests only) prefixes every path so the script can run on a fake root.
 set -eu
@@ -13,20 +14,25 @@ root=${VMCOST_ROOT:-}
 
 # The kernel command line (init_on_free=1 psi=1 nowatchdog sysctl.vm.compaction_proactiveness=0)
 # and GRUB_TIMEOUT=0 are set by a boot script on the cloud image (provision/boot-kernel-args.sh),
-# so the reboot Lima does after the first boot makes them live.
+# so the first boot's reboot (provision/boot-first-reboot.sh) makes them live.
 # Where the command line cannot change (the ISO), the same settings that sysctl can make.
 runtime_sysctls="kernel.watchdog=0 vm.compaction_proactiveness=0"
 
 say() { echo "vmcost idle-tunings: $*"; }
 
-# Replaces file with the content of new only when it differs (keeps mode and owner); true if it
-# changed. A boot that changes nothing writes nothing.
+# Replaces file with the content of new only when it differs; true if it changed. A boot that
+# changes nothing writes nothing. The new content goes to a file beside the old one, with its mode
+# and owner, which is then renamed over it: a shutdown can kill this script anywhere, and a kill
+# leaves the old file or the new one, never an empty /etc/inittab (busybox init would start
+# nothing).
 update_file() { # file, new-content-file
 	if [ -f "$1" ] && cmp -s "$1" "$2"; then
-		rm -f "$2"
+		rm -f "$2" "$1.vmcost-new"
 		return 1
 	fi
-	cat "$2" >"$1"
+	[ ! -e "$1" ] || cp -p "$1" "$1.vmcost-new"
+	cat "$2" >"$1.vmcost-new"
+	mv -f "$1.vmcost-new" "$1"
 	rm -f "$2"
 }
 
@@ -57,7 +63,25 @@ tune_syslog() {
 	if update_file "$conf" "$new"; then
 		say "syslogd logs to a 64 KiB ring buffer (logread)"
 		rc-service --ifstarted syslog restart
+	elif ! syslogd_has_ring_buffer; then
+		say "the running syslogd has no ring buffer: restarted with $want"
+		rc-service --ifstarted syslog restart
 	fi
+}
+
+# False when a syslogd runs without a ring buffer (-C). The file alone does not tell: on the ISO,
+# OpenRC starts syslog (boot runlevel) from the image's /etc before the data volume's /etc, where
+# the file above persists, is mounted over it, so every boot after the first starts syslogd with
+# the image's options and the file is already right. A boot killed between the file and the
+# restart leaves the same state.
+syslogd_has_ring_buffer() {
+	# Alpine's syslog service keeps the pid here.
+	pidfile=$root/run/syslogd.pid
+	[ -f "$pidfile" ] && read -r pid <"$pidfile" && [ -r "$root/proc/$pid/cmdline" ] || return 0
+	case " $(tr '\0' ' ' <"$root/proc/$pid/cmdline")" in
+	*" -C"*) return 0 ;;
+	esac
+	return 1
 }
 
 # A console exists when the kernel registered its tty. 8250 serial ports are registered even
@@ -129,7 +153,9 @@ keep_acpid() {
 	say "acpid enabled (graceful limactl stop)"
 }
 
-# Without GRUB: /etc/sysctl.d (OpenRC's sysctl service loads it at every boot) and right now.
+# Without GRUB: /etc/sysctl.d, and /proc/sys right now. This script writes /proc/sys at every
+# boot: on the ISO, OpenRC's sysctl service (boot runlevel) reads the image's /etc/sysctl.d before
+# the data volume's /etc is mounted, so the file does not reach it.
 apply_runtime_sysctls() {
 	mkdir -p "$root/etc/sysctl.d"
 	new=$(mktemp)

@@ -29,9 +29,10 @@ lab_busybox=${VMCOST_LAB_CACHE:-$HOME/.cache/vmcost-lab}/busybox
 [ -n "$busybox" ] || [ ! -x "$lab_busybox" ] || busybox=$lab_busybox
 if [ -n "$busybox" ]; then
 	mkdir "$tmp/busybox"
-	for applet in $("$busybox" --list); do
-		case $applet in sh | ash | hush) continue ;; esac
-		[ -e "$stubs/$applet" ] || ln -s "$busybox" "$tmp/busybox/$applet"
+	"$busybox" --install -s "$tmp/busybox"
+	rm -f "$tmp/busybox/sh" "$tmp/busybox/ash" "$tmp/busybox/hush"
+	for stub in "$stubs"/*; do
+		rm -f "$tmp/busybox/${stub##*/}"
 	done
 	path=$stubs:$tmp/busybox:$PATH
 	echo "note: the scripts run with busybox's applets ($busybox)"
@@ -39,13 +40,18 @@ else
 	skip "the scripts with busybox's applets (as on Alpine): busybox is missing (make deps); they run with the host's tools"
 fi
 for cmd in apk rc-update rc-service mount fstrim grub-mkconfig addgroup chown wget apt-get apt-mark \
-	dpkg dpkg-query rpm dnf systemctl; do
+	dpkg dpkg-query rpm dnf systemctl userdel deluser cloud-init reboot; do
 	if [ "$(PATH=$path /bin/sh -c "command -v $cmd")" != "$stubs/$cmd" ]; then
 		echo "FAIL refusing to run: $cmd would not be the stub"
 		echo "0 passed, 1 failed, 0 skipped"
 		exit 1
 	fi
 done
+
+# setsid gives a run its own process group, so that a test can end it with all it started (the
+# first boot's reboot script, which blocks; the kill test). The host's: busybox's cannot wait.
+setsid_wait=$(command -v setsid || true)
+"$setsid_wait" --help 2>&1 | grep -q -- --wait || setsid_wait=""
 
 # Lima renders {{.User}} (and the other guest fields) in a provision script before running it.
 render() { # script -> path of the rendered copy
@@ -141,6 +147,9 @@ EOF
 	ln -s /etc/init.d/acpid "$r/etc/runlevels/default/acpid"
 	ln -s /etc/init.d/cloud-init-hotplugd "$r/etc/runlevels/default/cloud-init-hotplugd"
 	: >"$r/run/openrc/started/syslog"
+	mkdir -p "$r/proc/4242"
+	printf '%s\0' /sbin/syslogd -t -n >"$r/proc/4242/cmdline"
+	echo 4242 >"$r/run/syslogd.pid"
 	cat >"$r/etc/default/grub" <<'EOF'
 GRUB_CMDLINE_LINUX_DEFAULT="modules=sd-mod,usb-storage,ext4 console=ttyS0 rootfstype=ext4"
 GRUB_DISABLE_RECOVERY=true
@@ -270,10 +279,130 @@ docker_group_tests() {
 	check_idempotent dgroup-have "$r" provision/boot-docker-group.sh
 }
 
+# ---- boot-first-reboot.sh ----------------------------------------------------------------------
+# The cloud image's own user, as Lima's Alpine image has it at its first boot (before cloud-init
+# has created the Lima user), with cloud-init's state of that boot.
+add_image_user() { # root
+	printf 'root:x:0:0:root:/root:/bin/sh\nalpine:x:1000:1000:Linux User,,,:/home/alpine:/bin/sh\n' \
+		>"$1/etc/passwd"
+	printf 'root:*::0:::::\nalpine:!::0:::::\n' >"$1/etc/shadow"
+	sed -i '/^tester:/d; s/,tester//; s/^wheel:x:10:root$/&,alpine/' "$1/etc/group"
+	echo 'alpine:x:1000:' >>"$1/etc/group"
+	mkdir -p "$1/home/alpine" "$1/var/lib/cloud/instance"
+	echo '# the image user' >"$1/home/alpine/.profile"
+	echo iid-first >"$1/var/lib/cloud/instance/instance-id"
+}
+
+# cloud-init creates the Lima user at the boot after the reboot.
+add_lima_user() { # root
+	echo 'tester:x:1000:1000::/home/tester.linux:/bin/sh' >>"$1/etc/passwd"
+	echo 'tester:x:1000:' >>"$1/etc/group"
+}
+
+# Lima's 00-alpine-user-group.sh reboots when `id -u alpine` is 1000 (and the Lima user is not
+# alpine): true if it would.
+lima_would_reboot() { # root
+	[ "$(awk -F: '$1 == "alpine" { print $3 }' "$1/etc/passwd")" = 1000 ]
+}
+
+# run_bounded NAME ROOT SCRIPT [VAR=VALUE...]: run in a process group of its own; a run still
+# going 1 s after it asked for the reboot blocks, as a boot that waits for its shutdown: it is
+# ended with all it started and run_status is 124. A run that hangs otherwise is ended after
+# 120 s (status 125).
+run_bounded() {
+	run_name=$1 run_root=$2 run_script=$3
+	shift 3
+	: >"$tmp/$run_name.log"
+	rm -f "$tmp/$run_name.group"
+	# shellcheck disable=SC2016 # expanded by that shell
+	"$setsid_wait" -w /bin/sh -c 'echo $$ >"$1"; shift; exec "$@"' sh "$tmp/$run_name.group" \
+		env PATH="$path" VMCOST_ROOT="$run_root" STUB_LOG="$tmp/$run_name.log" "$@" \
+		/bin/sh "$(render "$run_script")" >"$tmp/$run_name.out" 2>&1 &
+	bounded_pid=$!
+	bounded_ticks=0 run_status=""
+	while kill -0 "$bounded_pid" 2>/dev/null; do
+		if grep -q '^reboot' "$tmp/$run_name.log"; then
+			sleep 1
+			kill -0 "$bounded_pid" 2>/dev/null && run_status=124
+			break
+		fi
+		bounded_ticks=$((bounded_ticks + 1))
+		[ "$bounded_ticks" -lt 600 ] || {
+			run_status=125
+			break
+		}
+		sleep 0.2
+	done
+	if [ -n "$run_status" ]; then
+		read -r bounded_group <"$tmp/$run_name.group"
+		kill -s KILL -- "-$bounded_group" 2>/dev/null
+		wait "$bounded_pid" 2>/dev/null
+	else
+		wait "$bounded_pid"
+		run_status=$?
+	fi
+	return "$run_status"
+}
+
+first_reboot_tests() {
+	if [ -z "$setsid_wait" ]; then
+		skip "first reboot: util-linux setsid (--wait) is missing"
+		return
+	fi
+	r=$tmp/reboot
+	make_cloud_root "$r"
+	add_image_user "$r"
+	run_bounded reboot "$r" provision/boot-first-reboot.sh
+	check "first reboot: asks for the reboot, then blocks (the boot goes no further)" test "$run_status" = 124
+	check "first reboot: cloud-init's state first, the image user last, then reboot" \
+		test "$(tr '\n' ';' <"$tmp/reboot.log")" = "cloud-init clean --logs;userdel alpine;reboot;"
+	check "first reboot: the image user is gone (passwd, shadow, its group, wheel)" sh -c \
+		"! grep -q '^alpine:' '$r/etc/passwd' '$r/etc/shadow' '$r/etc/group' && grep -qx 'wheel:x:10:root' '$r/etc/group'"
+	check "first reboot: ... with its home" test ! -e "$r/home/alpine"
+	if lima_would_reboot "$r"; then
+		fail "first reboot: ... so Lima's own reboot script finds nothing to do"
+	else
+		ok "first reboot: ... so Lima's own reboot script finds nothing to do"
+	fi
+	check "first reboot: cloud-init starts over at the next boot (state and logs cleaned)" \
+		sh -c "test ! -e '$r/var/lib/cloud' && test ! -e '$r/var/log/cloud-init.log'"
+	check "first reboot: says what it does" grep -q 'rebooting before tester exists' "$tmp/reboot.out"
+
+	# The boot after: the image user is gone, the Lima user exists; nothing to do.
+	add_lima_user "$r"
+	snapshot "$r" >"$tmp/reboot.before"
+	run_bounded reboot-again "$r" provision/boot-first-reboot.sh
+	check "first reboot: the next boot returns at once" test "$run_status" = 0
+	check "first reboot: ... and calls nothing" test ! -s "$tmp/reboot-again.log"
+	snapshot "$r" >"$tmp/reboot.after"
+	check "first reboot: ... and changes no file" cmp -s "$tmp/reboot.before" "$tmp/reboot.after"
+
+	# A Lima user named alpine is the image's user: Lima keeps it, and so does the script.
+	r=$tmp/reboot-alpine
+	make_cloud_root "$r"
+	add_image_user "$r"
+	sed 's/{{\.User}}/alpine/g' provision/boot-first-reboot.sh >"$tmp/boot-first-reboot-alpine.sh"
+	run_bounded reboot-alpine "$r" "$tmp/boot-first-reboot-alpine.sh"
+	check "first reboot: a Lima user named alpine is left alone, no reboot" \
+		sh -c "test '$run_status' = 0 && test ! -s '$tmp/reboot-alpine.log' && grep -q '^alpine:x:1000:' '$r/etc/passwd'"
+
+	# An alpine user that is not the image's (another uid): not ours to delete.
+	r=$tmp/reboot-other
+	make_cloud_root "$r"
+	add_image_user "$r"
+	sed -i 's/^alpine:x:1000:1000:/alpine:x:1001:1001:/' "$r/etc/passwd"
+	run_bounded reboot-other "$r" provision/boot-first-reboot.sh
+	check "first reboot: an alpine user with another uid is left alone, no reboot" \
+		sh -c "test '$run_status' = 0 && test ! -s '$tmp/reboot-other.log'"
+}
+
 # ---- what Lima's first boot of the cloud template does -----------------------------------------
 # The template's `mode: boot` scripts (cloud-init bootcmd) in their order, on the image as it first
-# boots; then Lima's boot.essential script deletes the image's user and reboots; cloud-init creates
-# the Lima user; Lima's SSH master logs in (its groups are fixed now) before any system script runs.
+# boots, with its own `alpine` user: one of them removes that user and reboots, and blocks, so no
+# user is created and nobody logs in during the boot that goes down (Lima's SSH master, and with
+# it the socket forwards, would die with it). After the reboot Lima's boot.essential script finds
+# no image user and does not reboot again; cloud-init creates the Lima user; Lima's SSH master
+# logs in (its groups are fixed now) before any system script runs.
 boot_scripts_of() { # template -> the file: of each mode: boot entry, in order
 	awk '/^- /{ boot = 0 } /^-? *mode: boot$/{ boot = 1 } boot && /^  file: /{ print $2 }' "$1"
 }
@@ -283,27 +412,64 @@ login_groups() { # root user -> the groups a login of user gets from /etc/group 
 		$1 == u { print $1 }' "$1/etc/group" | LC_ALL=C sort -u | tr '\n' ' '
 }
 
+# boot_all NAME ROOT: the template's boot scripts in order, as one bootcmd: a script that blocks
+# stops the rest. Stub calls go to $tmp/NAME.log; sets blocked_by.
+boot_all() {
+	: >"$tmp/$1.log"
+	blocked_by=""
+	for s in $scripts; do
+		run_bounded "$1-step" "$2" "templates/$s"
+		cat "$tmp/$1-step.log" >>"$tmp/$1.log"
+		case $run_status in
+		0) ;;
+		124)
+			blocked_by=$s
+			return
+			;;
+		*)
+			fail "$1: $s failed"
+			sed 's/^/    /' "$tmp/$1-step.out"
+			;;
+		esac
+	done
+}
+
 lima_first_boot_tests() {
 	r=$tmp/first
 	make_cloud_root "$r"
-	sed -i '/^tester:/d; s/,tester//' "$r/etc/group"
-	: >"$tmp/first.log"
+	add_image_user "$r"
 	scripts=$(boot_scripts_of templates/minimal-docker.yaml)
 	check "first boot: the cloud template has boot scripts ($(echo "$scripts" | tr '\n' ' '))" test -n "$scripts"
-	for s in $scripts; do
-		run "first-$(basename "$s" .sh)" "$r" "templates/$s" || fail "first boot: $s failed"
-	done
-	# What the machine boots with after Lima's reboot: the command line GRUB was told before it.
+	if [ -z "$setsid_wait" ]; then
+		skip "first boot: util-linux setsid (--wait) is missing"
+		return
+	fi
+	boot_all first "$r"
+	check "first boot: a boot script reboots the image before the Lima user exists" grep -qx reboot "$tmp/first.log"
+	check "first boot: ... and blocks, so no login happens in the boot that goes down (blocked: ${blocked_by:-none})" \
+		test -n "$blocked_by"
+	check "first boot: ... after GRUB was told the kernel arguments" \
+		awk '/^grub-mkconfig /{ g = NR } /^reboot$/{ r = NR } END { exit !(g && r && g < r) }' "$tmp/first.log"
+	# What the machine boots with after the reboot: the command line GRUB was told before it.
 	args=$(sed -n 's/^[[:space:]]*kernel_args="\(.*\)"$/\1/p' provision/boot-kernel-args.sh)
-	check "first boot: grub.cfg carries the kernel arguments before Lima's reboot ($args)" \
+	check "first boot: grub.cfg carries the kernel arguments before the reboot ($args)" \
 		sh -c "[ -n '$args' ] && grep -q '$args\$' '$r/boot/grub/grub.cfg'"
 	check "first boot: ... and no boot menu wait" grep -qx 'set timeout=0' "$r/boot/grub/grub.cfg"
-	# cloud-init creates the user after the reboot (its own group), then Lima's SSH master logs in.
-	echo 'tester:x:1000:' >>"$r/etc/group"
+	if lima_would_reboot "$r"; then
+		fail "first boot: Lima's own reboot (00-alpine-user-group.sh, in the boot Lima logs into) does not run"
+	else
+		ok "first boot: Lima's own reboot (00-alpine-user-group.sh, in the boot Lima logs into) does not run"
+	fi
+
+	# The second boot: cloud-init creates the user after the boot scripts; Lima's SSH master logs in.
+	boot_all second "$r"
+	check "second boot: the boot scripts run through, no reboot" \
+		sh -c "test -z '$blocked_by' && ! grep -q '^reboot' '$tmp/second.log'"
+	add_lima_user "$r"
 	groups=$(login_groups "$r" tester)
 	case " $groups" in
-	*" docker "*) ok "first boot: Lima's SSH login has the docker group (docker.sock stays reachable when dockerd re-creates it)" ;;
-	*) fail "first boot: Lima's SSH login has the docker group (it has: $groups)" ;;
+	*" docker "*) ok "second boot: Lima's SSH login has the docker group (docker.sock stays reachable when dockerd re-creates it)" ;;
+	*) fail "second boot: Lima's SSH login has the docker group (it has: $groups)" ;;
 	esac
 }
 
@@ -337,8 +503,25 @@ tunings_tests() {
 	check "tunings: fstrim runs on the root and EFI filesystems" \
 		sh -c "grep -qx 'fstrim -v / ' '$tmp/tune.log' && grep -qx 'fstrim -v /boot/efi ' '$tmp/tune.log'"
 	check "tunings: fstrim leaves virtual filesystems alone" test "$(grep -c '^fstrim' "$tmp/tune.log")" = 2
+	check "tunings: the running syslogd has the ring buffer (-C64)" \
+		sh -c "tr '\\0' ' ' <'$r/proc/4242/cmdline' | grep -q ' -C64 '"
 	check_idempotent tune "$r" provision/idle-tunings.sh
 	check "tunings: the second run only trims" sh -c "! grep -v '^fstrim' '$tmp/tune-again.log' | grep -q ."
+
+	# inittab and conf.d/syslog are replaced whole (a new file renamed over the old one): a boot
+	# killed halfway leaves the old file or the new one, never an empty one. Their mode stays.
+	r=$tmp/tune-atomic
+	make_cloud_root "$r"
+	chmod 0600 "$r/etc/inittab"
+	chmod 0640 "$r/etc/conf.d/syslog"
+	inodes=$(stat -c %i "$r/etc/inittab" "$r/etc/conf.d/syslog" | tr '\n' ' ')
+	run tune-atomic "$r" provision/idle-tunings.sh
+	check "tunings: inittab and conf.d/syslog are replaced by a rename, not rewritten in place" \
+		sh -c "for i in \$(stat -c %i '$r/etc/inittab' '$r/etc/conf.d/syslog'); do case ' $inodes' in *\" \$i \"*) exit 1 ;; esac; done"
+	check "tunings: ... keeping their modes (0600, 0640)" \
+		test "$(stat -c %a "$r/etc/inittab" "$r/etc/conf.d/syslog" | tr '\n' ' ')" = "600 640 "
+	check "tunings: ... and leaving no temporary file behind" \
+		sh -c "test -z \"\$(find '$r/etc' -name '*vmcost*' ! -name '60-vmcost-idle.conf')\""
 
 	# A value the user chose stays; a console that appears gets its getty back; acpid returns.
 	r=$tmp/tune-user
@@ -377,6 +560,18 @@ tunings_tests() {
 	check "tunings (ISO): ... and apply now" sh -c \
 		"test \"\$(cat '$r/proc/sys/kernel/watchdog') \$(cat '$r/proc/sys/vm/compaction_proactiveness')\" = '0 0'"
 	check_idempotent tune-iso "$r" provision/idle-tunings.sh
+
+	# Every later ISO boot: OpenRC starts syslogd from the image's /etc before the data volume's
+	# /etc (with the ring buffer in conf.d/syslog) is mounted over it. The file is right, the
+	# running syslogd is not: it is restarted.
+	printf '%s\0' /sbin/syslogd -t -n >"$r/proc/4242/cmdline"
+	run tune-iso-reboot "$r" provision/idle-tunings.sh
+	check "tunings (ISO): at a later boot a syslogd without the ring buffer is restarted" \
+		grep -qx 'rc-service --ifstarted syslog restart' "$tmp/tune-iso-reboot.log"
+	check "tunings (ISO): ... and runs with it" sh -c "tr '\\0' ' ' <'$r/proc/4242/cmdline' | grep -q ' -C64 '"
+	run tune-iso-again "$r" provision/idle-tunings.sh
+	check "tunings (ISO): a syslogd with the ring buffer is left running" \
+		sh -c "! grep -q 'syslog' '$tmp/tune-iso-again.log'"
 }
 
 # ---- docker.sh ---------------------------------------------------------------------------------
@@ -399,7 +594,29 @@ docker_tests() {
 	check "docker: no chown of the socket (the boot script gave the login the group)" \
 		sh -c "! grep -q '^chown' '$tmp/docker.log'"
 	check_idempotent docker "$r" provision/docker.sh
-	check "docker: the second run installs nothing" sh -c "! grep -q '^apk' '$tmp/docker-again.log'"
+	check "docker: the second run installs nothing" sh -c "! grep -Eq '^apk (add|del)' '$tmp/docker-again.log'"
+
+	# Alpine's docker service rotates its log (log_proxy) at 100 MiB by default; /var/log is a
+	# tmpfs of boot-quiet-disk.sh's size: the current log and the rotated ones fit in half of it.
+	tmpfs_mib=$(sed -n 's/.*varlog_opts=.*size=\([0-9]*\)m.*/\1/p' provision/boot-quiet-disk.sh)
+	rotation=$(sh -c ". '$r/etc/conf.d/docker' && echo \"\${LOGPROXY_ROTATION_SIZE:-104857600} \${LOGPROXY_ROTATED_FILES:-5}\"")
+	check "docker: log rotation (${rotation:-?} bytes x files) fits in half the ${tmpfs_mib:-?} MiB /var/log tmpfs" \
+		sh -c "[ -n '$tmpfs_mib' ] && set -- $rotation && [ \$((\$1 * (\$2 + 1))) -le $((tmpfs_mib * 1024 * 1024 / 2)) ]"
+	check "docker: conf.d/docker keeps the package's lines" grep -qx 'DOCKER_OPTS=""' "$r/etc/conf.d/docker"
+
+	# A boot killed while apk extracted Docker: dockerd is on disk, the database lists nothing and
+	# docker-openrc (the service) is missing. The next boot installs the packages.
+	r=$tmp/docker-half
+	make_cloud_root "$r"
+	printf '#!/bin/sh\necho "Docker version 29.0.0-apk, build stub"\n' >"$r/usr/bin/dockerd"
+	chmod 755 "$r/usr/bin/dockerd"
+	if run docker-half "$r" provision/docker.sh; then ok "docker: a half-installed Docker: runs"; else
+		fail "docker: a half-installed Docker: runs"
+		sed 's/^/    /' "$tmp/docker-half.out"
+	fi
+	check "docker: ... the package database decides: apk installs docker and docker-openrc" \
+		grep -qx 'apk add docker docker-openrc' "$tmp/docker-half.log"
+	check "docker: ... and dockerd is started" test -e "$r/run/openrc/started/docker"
 
 	# The user's own daemon.json wins.
 	r=$tmp/docker-own
@@ -423,6 +640,12 @@ docker_tests() {
 	check "docker (ISO): no apk package" sh -c "! grep -q '^apk' '$tmp/docker-iso.log'"
 	check "docker (ISO): an OpenRC service runs /usr/local/bin/dockerd under supervise-daemon" \
 		sh -c "grep -qx 'command=/usr/local/bin/dockerd' '$r/etc/init.d/docker' && grep -qx 'supervisor=supervise-daemon' '$r/etc/init.d/docker' && test -x '$r/etc/init.d/docker'"
+	# shellcheck disable=SC2016 # the service file's own expansions, literally
+	check "docker (ISO): the service has the package's ulimits (-n 1048576)" \
+		grep -qx 'rc_ulimit="${DOCKER_ULIMIT:--c unlimited -n 1048576 -u unlimited}"' "$r/etc/init.d/docker"
+	# shellcheck disable=SC2016 # the service file's own expansions, literally
+	check "docker (ISO): ... and its stop retry (TERM, 60 s, KILL)" \
+		grep -qx 'retry="${DOCKER_RETRY:-TERM/60/KILL/10}"' "$r/etc/init.d/docker"
 	check "docker (ISO): the docker group exists with the user in it" grep -qx 'docker:x:102:tester' "$r/etc/group"
 	check "docker (ISO): started" test -e "$r/run/openrc/started/docker"
 	check "docker (ISO): the socket is handed to the user for this boot (Lima logged in before the group)" \
@@ -449,6 +672,125 @@ docker_tests() {
 	run docker-iso-up "$r" provision/docker.sh PARAM_dockerVersion=29.9.0
 	check "docker (ISO): a new dockerVersion is installed at the next boot" \
 		sh -c "'$r/usr/local/bin/dockerd' --version | grep -q 'Docker version 29.9.0,'"
+}
+
+# ---- killed partway, run again ------------------------------------------------------------------
+# A shutdown during provisioning (Lima's own first-boot reboot, limactl stop) or a power loss can
+# kill a provision script anywhere; the next boot runs it again. Kill points: every stub call,
+# every package apk extracts, every cat (a `cat >file` has emptied its file already) and every mv
+# (a wrapper counts, then runs the real one). For each point k the script runs on a fresh root and
+# is killed (SIGKILL to its process group) at k; what lives in RAM is reset (the next boot); the
+# script runs again; the files must be those of one clean run.
+kill_wrapped="cat mv"
+
+# Type, mode, size, content and link targets; not mtimes, not /proc and /run (gone at a reboot).
+persistent_snapshot() { # root
+	(
+		cd "$1" || exit 1
+		find . \( -path ./proc -o -path ./run -o -path ./var/run \) -prune -o -exec stat -c '%n %F %a %s' {} + |
+			LC_ALL=C sort
+		find . \( -path ./proc -o -path ./run -o -path ./var/run \) -prune -o -type f -exec sha256sum {} + |
+			LC_ALL=C sort -k2
+		find . -type l -exec sh -c 'for l; do echo "$l -> $(readlink "$l")"; done' sh {} + | LC_ALL=C sort
+	)
+}
+
+next_boot() { # initial-root root: what is in RAM comes back as it was at boot
+	for d in proc run var/run; do
+		rm -rf "${2:?}/$d"
+		[ ! -e "$1/$d" ] || cp -a "$1/$d" "$2/$d"
+	done
+}
+
+# run_killed NAME ROOT SCRIPT K [VAR=VALUE...]: the run, killed at kill point K ("none": count).
+run_killed() {
+	kill_name=$1 kill_root=$2 kill_script=$3 kill_at=$4
+	shift 4
+	rm -f "$tmp/$kill_name.count"
+	: >"$tmp/$kill_name.log"
+	# The group leader writes its pid, then becomes the script (env, then /bin/sh).
+	# shellcheck disable=SC2016 # expanded by that shell
+	"$setsid_wait" -w /bin/sh -c 'echo $$ >"$1"; shift; exec "$@"' sh "$tmp/$kill_name.group" \
+		env PATH="$tmp/killpoints:$path" VMCOST_ROOT="$kill_root" STUB_LOG="$tmp/$kill_name.log" \
+		STUB_KILL_COUNT="$tmp/$kill_name.count" STUB_KILL_AT="$kill_at" \
+		STUB_KILL_GROUP="$tmp/$kill_name.group" "$@" \
+		/bin/sh "$(render "$kill_script")" >"$tmp/$kill_name.out" 2>&1
+	kill_count=0
+	[ ! -f "$tmp/$kill_name.count" ] || read -r kill_count <"$tmp/$kill_name.count"
+}
+
+# kill_test NAME MAKE-ROOT SCRIPT [VAR=VALUE...]
+kill_test() {
+	kt_name=$1 kt_make=$2 kt_script=$3
+	shift 3
+	base=$tmp/kill-$kt_name
+	"$kt_make" "$base.init"
+	cp -a "$base.init" "$base.clean"
+	if ! run "kill-$kt_name-clean" "$base.clean" "$kt_script" "$@"; then
+		fail "killed: $kt_name: the clean run failed"
+		sed 's/^/    /' "$tmp/kill-$kt_name-clean.out"
+		return
+	fi
+	persistent_snapshot "$base.clean" >"$base.clean.snap"
+	rm -rf "$base.count-root"
+	cp -a "$base.init" "$base.count-root"
+	run_killed "kill-$kt_name" "$base.count-root" "$kt_script" none "$@"
+	total=$kill_count
+	bad="" unkilled="" failed=""
+	k=1
+	while [ "$k" -le "$total" ]; do
+		rm -rf "$base.k"
+		cp -a "$base.init" "$base.k"
+		run_killed "kill-$kt_name" "$base.k" "$kt_script" "$k" "$@"
+		[ "$kill_count" = "$k" ] || unkilled="$unkilled $k"
+		next_boot "$base.init" "$base.k"
+		if ! run "kill-$kt_name-rerun" "$base.k" "$kt_script" "$@"; then
+			[ -n "$failed" ] || cp "$tmp/kill-$kt_name-rerun.out" "$base.failed.out"
+			failed="$failed $k"
+		else
+			persistent_snapshot "$base.k" >"$base.k.snap"
+			if ! cmp -s "$base.clean.snap" "$base.k.snap"; then
+				[ -n "$bad" ] || diff "$base.clean.snap" "$base.k.snap" >"$base.diff"
+				bad="$bad $k"
+			fi
+		fi
+		k=$((k + 1))
+	done
+	check "killed: $kt_name has kill points ($total)" test "$total" -ge 2
+	check "killed: $kt_name: each of the $total runs was killed at its point${unkilled:+ (not:$unkilled)}" \
+		test -z "$unkilled"
+	if [ -z "$failed" ]; then
+		ok "killed: $kt_name: the run after each kill succeeds"
+	else
+		fail "killed: $kt_name: the run after each kill succeeds (failed after kill points$failed)"
+		sed 's/^/    /' "$base.failed.out" | tail -5
+	fi
+	if [ -z "$bad" ]; then
+		ok "killed: $kt_name: after each kill and a new run, the files are those of a clean run"
+	else
+		fail "killed: $kt_name: after each kill and a new run, the files are those of a clean run (not after kill points$bad)"
+		sed 's/^/    /' "$base.diff" | head -10
+	fi
+}
+
+kill_tests() {
+	if [ -z "$setsid_wait" ]; then
+		skip "killed partway: util-linux setsid (--wait) is missing"
+		return
+	fi
+	mkdir -p "$tmp/killpoints"
+	for cmd in $kill_wrapped; do
+		real=$(PATH=$path command -v "$cmd") || continue
+		printf '#!/bin/sh\n. "%s/common.sh"\nexec "%s" "$@"\n' "$stubs" "$real" >"$tmp/killpoints/$cmd"
+		chmod 755 "$tmp/killpoints/$cmd"
+	done
+	kill_test boot-quiet-disk make_cloud_root provision/boot-quiet-disk.sh
+	kill_test boot-kernel-args make_cloud_root provision/boot-kernel-args.sh
+	kill_test boot-docker-group make_cloud_root provision/boot-docker-group.sh
+	kill_test idle-tunings make_cloud_root provision/idle-tunings.sh
+	kill_test idle-tunings-iso make_iso_root provision/idle-tunings.sh
+	kill_test docker make_cloud_root provision/docker.sh
+	kill_test docker-iso make_iso_root provision/docker.sh PARAM_dockerVersion=29.8.1
 }
 
 # ---- vmcost-agent.sh (compiler stubbed; tests/unit/lib_templates builds it for real) -----------
@@ -667,9 +1009,11 @@ agent_debian_tests() {
 boot_tests
 kernel_args_tests
 docker_group_tests
+first_reboot_tests
 lima_first_boot_tests
 tunings_tests
 docker_tests
+kill_tests
 agent_tests
 agent_debian_tests
 suite_summary

@@ -15,3 +15,22 @@ guest_path() {
 	*) printf '%s\n' "$1" ;;
 	esac
 }
+# Kill points, for the test that kills a provision script partway (as the first boot's shutdown
+# does) and runs it again. With STUB_KILL_COUNT (a counter file) set, every call counts; the call
+# that reaches STUB_KILL_AT kills the process group whose id is in STUB_KILL_GROUP (the script
+# started with setsid), with SIGKILL, as init's killprocs does. A pid that leads no group makes
+# the kill fail instead of reaching anything else.
+killpoint() {
+	[ -n "${STUB_KILL_COUNT:-}" ] || return 0
+	kp_n=0
+	[ ! -f "$STUB_KILL_COUNT" ] || read -r kp_n <"$STUB_KILL_COUNT"
+	kp_n=$((kp_n + 1))
+	echo "$kp_n" >"$STUB_KILL_COUNT"
+	[ "$kp_n" = "${STUB_KILL_AT:-}" ] || return 0
+	read -r kp_group <"$STUB_KILL_GROUP"
+	kill -s KILL -- "-$kp_group"
+	echo "killpoint: cannot kill process group $kp_group" >&2
+	exit 1
+}
+# Every stub call is a kill point, before it acts.
+killpoint
