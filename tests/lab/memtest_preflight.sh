@@ -135,6 +135,13 @@ verdict nolimactl stop fail 1
 touch "$LIMA_HOME/a-file"
 refused results 2 "a-file is not a directory" --workload fill --results "$LIMA_HOME/a-file/x"
 verdict results results fail 2
+# Permission bits do not stop root, and access() says yes to /proc: only making it tells.
+refused procnope 1 "--results /proc/nope is not writable (/proc/nope: " --workload fill \
+	--results /proc/nope
+verdict procnope results fail 1
+# A new results directory is made and tried, then removed again.
+refused newresults 2 "more than 3/4" --workload fill --size 1600M --results "$never/a/b"
+verdict newresults results pass
 
 # ---- a run with the defaults picks the disk (and still cleans up) -------------------------------
 "$VMCOST" memtest pf --yes --workload fill --size 256M --pressure none --json \
