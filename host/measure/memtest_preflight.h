@@ -220,15 +220,26 @@ void preflight_judge(const struct preflight_request *req, const struct guest_fac
 		     struct preflight *pf);
 
 /*
+ * The checks this host answers by itself (host memory, stop, results); the guest's (tmpfs,
+ * fill directory) and Docker's are skipped as not asked. memtest_preflight uses it when one of
+ * those fails: a run the host refuses is refused at once, without a `limactl shell` call.
+ */
+void preflight_judge_host_only(const struct preflight_request *req,
+			       const struct host_memory_facts *h, const struct stop_facts *s,
+			       const struct results_facts *r, struct preflight *pf);
+
+/*
  * The --results facts (see struct results_facts): dir is made, probed and tidied again; what
  * existed before stays as it was. "none" is not a directory but --results none.
  */
 void preflight_gather_results(const char *dir, struct results_facts *r);
 
 /*
- * Gathers every fact (one `limactl shell` call for the fill workload, the Docker API for
- * pgbench, the host, the results directory tried first) and judges. Returns pf->exit_code.
- * Leaves nothing anywhere: the results probe is removed with the directories it made.
+ * Gathers every fact and judges: first what this host tells by itself (the results directory,
+ * tried; host memory; the stop), and when that already refuses the run, nothing else (see
+ * preflight_judge_host_only); otherwise one `limactl shell` call for the fill workload, the
+ * Docker API for pgbench. Returns pf->exit_code. Leaves nothing anywhere: the results probe is
+ * removed with the directories it made.
  */
 int memtest_preflight(const struct preflight_request *req, const struct lima_instance *inst,
 		      pid_t vm_pid, struct preflight *pf);

@@ -267,12 +267,15 @@ int memtest_preflight(const struct preflight_request *req, const struct lima_ins
 	struct stop_facts s;
 	struct results_facts r;
 	preflight_gather_results(req->results_dir ? req->results_dir : ".", &r);
+	gather_host_memory(req, &h);
+	gather_stop(inst, vm_pid, &s);
+	preflight_judge_host_only(req, &h, &s, &r, pf);
+	if (pf->exit_code != VMC_EXIT_OK)
+		return pf->exit_code;
 	if (req->fill)
 		gather_guest(req, inst, &g);
 	else
 		gather_docker(req, inst, &d);
-	gather_host_memory(req, &h);
-	gather_stop(inst, vm_pid, &s);
 	preflight_judge(req, req->fill ? &g : NULL, req->fill ? NULL : &d, &h, &s, &r, pf);
 	preflight_guest_facts_free(&g);
 	return pf->exit_code;

@@ -3,7 +3,7 @@
  * memtest's pre-flight tries --results DIR for real, in a temporary directory here: the directory
  * is made as mkdir -p makes it and a file is written in it, then both go again, so a refused run
  * (or --check) leaves nothing; what cannot be made is refused before the baseline, even for root,
- * whom permission bits do not stop (/proc/nope).
+ * whom permission bits do not stop (/proc/nope), and without asking the guest.
  */
 #include "check.h"
 #include "log.h"
@@ -193,6 +193,48 @@ TEST(none_touches_nothing)
 	CHECK_INT(judged("none", &r).status, PF_SKIP);
 }
 
+/* A run this host refuses by itself (here: /proc/nope) is judged without asking the guest. */
+TEST(a_host_refusal_leaves_the_guest_unasked)
+{
+	struct preflight_request req = {.name = "dev",
+					.fill = true,
+					.pressure_none = true,
+					.size = 1ull << 30,
+					.results_dir = "/proc/nope"};
+	struct host_memory_facts h = {0};
+	struct stop_facts s = {.limactl_found = true, .dir_writable = true, .dir = "/l/dev"};
+	struct results_facts r = {.is_dir = true, .at = "/proc", .access_errno = ENOENT};
+	snprintf(r.failed_at, sizeof r.failed_at, "/proc/nope");
+	struct preflight pf;
+	preflight_judge_host_only(&req, &h, &s, &r, &pf);
+	CHECK_INT(pf.exit_code, VMC_EXIT_FAILURE);
+	CHECK_INT(pf.verdicts[PF_TMPFS].status, PF_SKIP);
+	CHECK(contains(pf.verdicts[PF_TMPFS].message, "so the guest was not asked"));
+	CHECK_INT(pf.verdicts[PF_FILL_DIR].status, PF_SKIP);
+	CHECK_INT(pf.verdicts[PF_PGBENCH].status, PF_SKIP);
+	CHECK(contains(pf.verdicts[PF_PGBENCH].message, "not used"));
+	CHECK_INT(pf.verdicts[PF_STOP].status, PF_PASS);
+	CHECK_INT(pf.verdicts[PF_RESULTS].status, PF_FAIL);
+	CHECK(contains(pf.verdicts[PF_RESULTS].message, "/proc/nope"));
+	/* The pgbench workload: Docker is the one not asked; the first failure decides. */
+	req.fill = false;
+	s.limactl_found = false;
+	preflight_judge_host_only(&req, &h, &s, &r, &pf);
+	CHECK_INT(pf.verdicts[PF_PGBENCH].status, PF_SKIP);
+	CHECK(contains(pf.verdicts[PF_PGBENCH].message, "so Docker was not asked"));
+	CHECK(contains(pf.verdicts[PF_TMPFS].message, "not used"));
+	CHECK_INT(pf.verdicts[PF_STOP].status, PF_FAIL);
+	CHECK_INT(pf.exit_code, pf.verdicts[PF_STOP].exit_code);
+	/* Nothing refused: the verdict is the guest's to complete, so the exit code is 0. */
+	s.limactl_found = true;
+	memset(&r, 0, sizeof r);
+	r.is_dir = true;
+	r.exists = true;
+	snprintf(r.at, sizeof r.at, ".");
+	preflight_judge_host_only(&req, &h, &s, &r, &pf);
+	CHECK_INT(pf.exit_code, VMC_EXIT_OK);
+}
+
 /* Removes what a test left in top (files and directories, one level of nesting is enough). */
 static void empty_top(void)
 {
@@ -243,6 +285,7 @@ int main(void)
 	RUN_IN_TOP(proc_nope_is_refused_even_for_root);
 	RUN_IN_TOP(a_read_only_directory);
 	RUN_IN_TOP(none_touches_nothing);
+	RUN(a_host_refusal_leaves_the_guest_unasked);
 	rmdir(top);
 	return check_done();
 }
