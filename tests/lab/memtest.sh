@@ -118,8 +118,9 @@ check "interrupted memtest says the VM was not stopped" grep -q "was not stopped
 check "the instance is still running" [ "$(status_of mfpr)" = Running ]
 check "no fill files left in the guest" limactl shell mfpr sh -c \
 	'! ls /dev/shm/vmcost-fill.* /mnt/scratch/vmcost-fill >/dev/null 2>&1'
+t0=$(date +%s)
 if lab_wait_until 120 guest_fill_gone && sleep 2 && guest_fill_gone; then
-	ok "the interrupted fill has ended in the guest"
+	ok "the interrupted fill has ended in the guest ($(($(date +%s) - t0 - 2)) s after memtest exited)"
 else
 	fail "the interrupted fill still runs in the guest: $(limactl shell mfpr sh -c \
 		'ps; df -k /dev/shm; ls /dev/shm /mnt/scratch/vmcost-fill' 2>&1 | tr '\n' ' ')"
