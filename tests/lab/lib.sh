@@ -38,6 +38,8 @@ lab_kill_tree() {
 # What still runs for this suite's instances once they were stopped: a start still in progress
 # (a hostagent or QEMU whose command line names $LIMA_HOME) must not outlive the suite.
 lab_leftovers() {
+	# Only a private LIMA_HOME such as /tmp/vmcost-lab.XXXXXX: never a pattern that is "/".
+	case ${LIMA_HOME:-} in /?*/?*) ;; *) return 0 ;; esac
 	pgrep -f -- "$LIMA_HOME/" 2>/dev/null | grep -vx "$$"
 }
 
