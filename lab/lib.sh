@@ -115,3 +115,19 @@ lab_pick_ports() {
 lab_now() {
 	cut -d' ' -f1 /proc/uptime
 }
+
+# Who has FILE open (a lock file: its holder, and any waiter), other than this shell, as
+# "pid PID (command)" for each process whose parent does not have it open too (the children of a
+# build inherit the descriptor). flock(1) locks an inherited descriptor and exits, so /proc/locks
+# names a pid that is gone; the open descriptors name the processes.
+lab_lock_users() { # file
+	pids=" $$ $(find /proc/[0-9]*/fd -lname "$1" 2>/dev/null | cut -d/ -f3 | sort -u | tr '\n' ' ')"
+	for pid in $pids; do
+		[ "$pid" = $$ ] && continue
+		ppid=$( { sed 's/^.*) //' "/proc/$pid/stat" | cut -d' ' -f2; } 2>/dev/null)
+		case $pids in *" $ppid "*) continue ;; esac
+		cmd=$( { tr '\0' ' ' <"/proc/$pid/cmdline" | cut -c1-60; } 2>/dev/null)
+		[ -n "$cmd" ] && printf 'pid %s (%s) ' "$pid" "$cmd"
+	done
+	return 0
+}

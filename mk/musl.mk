@@ -13,7 +13,7 @@
 MUSL_CC ?= musl-gcc
 MUSL_DEPS := $(LAB_CACHE)/musl-deps
 # No pkg-config flags: they name glibc's include directories.
-MUSL_CFLAGS := -O2 -g $(STD) $(WARN) -Ilib -I$(MUSL_DEPS)/include -DVMCOST_VERSION='"$(VERSION)"'
+MUSL_CFLAGS := -O2 -g $(STD) $(WARN) $(WERROR) -Ilib -I$(MUSL_DEPS)/include -DVMCOST_VERSION='"$(VERSION)"'
 MUSL_LIBS := -L$(MUSL_DEPS)/lib -lmicrohttpd -lyaml -ljansson -lm -lpthread
 MUSL_UNIT_DIR := $(B)/musl/tests
 # lib_templates checks templates/ and builds the agent with the host's cc through a provision
@@ -28,7 +28,7 @@ $(MUSL_DEPS)/tests.ready: $(STATIC_DEPS_INPUTS) $(MUSL_DEPS)/agent.ready
 	lab/build-static-deps --cc $(MUSL_CC) "$(MUSL_DEPS)" curl
 	@touch $@
 
-$(B)/musl/%.o: %.c | $(MUSL_DEPS)/agent.ready
+$(B)/musl/%.o: %.c $(B)/werror.stamp | $(MUSL_DEPS)/agent.ready
 	@mkdir -p $(@D)
 	$(call say,CC-MUS,$<)$(MUSL_CC) $(MUSL_CFLAGS) $(call side_inc,$<) $(if $(filter lib/%,$<),$(WARN_LIB)) -MMD -MP -c $< -o $@
 

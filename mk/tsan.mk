@@ -11,7 +11,7 @@
 .PHONY: tsan
 TSAN_SUITES := agent_server agent_server_core agent_trim agent_daemon
 TSAN_DIR := $(B)/tsan/tests
-CFLAGS_TSAN := -O1 -g -fno-omit-frame-pointer -fsanitize=thread $(BASE_CFLAGS)
+CFLAGS_TSAN := -O1 -g -fno-omit-frame-pointer -fsanitize=thread $(BASE_CFLAGS) -Werror
 TSAN_RUN_OPTIONS := halt_on_error=1 exitcode=66 second_deadlock_stack=1
 
 $(B)/tsan/%.o: %.c

@@ -32,13 +32,19 @@ static void verdict(struct preflight_verdict *v, enum preflight_status status, i
 	v->exit_code = status == PF_FAIL ? code : VMC_EXIT_OK;
 }
 
-/* Human sizes for messages: a few small rotating buffers, so one call can format several. */
-static const char *bytes(uint64_t n)
+/*
+ * A human size for a message, returned by value: the array of a struct returned by a call lives
+ * until the end of the full expression (C11 6.2.4p8), so one verdict() call can format several
+ * sizes, each in its own storage, with no shared buffer.
+ */
+struct size_text {
+	char text[32];
+};
+static struct size_text bytes(uint64_t n)
 {
-	static char ring[8][32];
-	static unsigned next;
-	char *buf = ring[next++ % 8];
-	return vmc_format_bytes(n, buf, sizeof ring[0]);
+	struct size_text t;
+	vmc_format_bytes(n, t.text, sizeof t.text);
+	return t;
 }
 
 static bool one_of(const char *s, const char *const *list)
@@ -156,7 +162,7 @@ static void size_in_tmpfs(const struct preflight_request *req, const struct gues
 	if (peak <= d->available) {
 		*size = want;
 		verdict(v, PF_PASS, 0, "%s: tmpfs, %s free for %s (SIZE %s and a 64 MiB seed)",
-			d->path, bytes(d->available), bytes(peak), bytes(files));
+			d->path, bytes(d->available).text, bytes(peak).text, bytes(files).text);
 		return;
 	}
 	uint64_t fits =
@@ -164,18 +170,19 @@ static void size_in_tmpfs(const struct preflight_request *req, const struct gues
 	if (req->size || fits < FILL_BLOCK) {
 		char advice[80] = "free some of it";
 		if (fits >= FILL_BLOCK)
-			textf(advice, sizeof advice, "use --size %s or less", bytes(fits));
+			textf(advice, sizeof advice, "use --size %s or less", bytes(fits).text);
 		verdict(v, PF_FAIL, VMC_EXIT_USAGE,
 			"%s has %s free, the fill of %s needs %s there (SIZE and a 64 MiB seed): "
 			"%s, or pass --tmpfs DIR of a larger tmpfs",
-			d->path, bytes(d->available), bytes(want), bytes(peak), advice);
+			d->path, bytes(d->available).text, bytes(want).text, bytes(peak).text,
+			advice);
 		return;
 	}
 	*size = fits;
 	verdict(v, PF_PASS, 0,
 		"%s: tmpfs, %s free: SIZE lowered to %s (half the VM's memory, %s, does not fit "
 		"with the 64 MiB seed)",
-		d->path, bytes(d->available), bytes(fits), bytes(want));
+		d->path, bytes(d->available).text, bytes(fits).text, bytes(want).text);
 }
 
 void preflight_check_tmpfs(const struct preflight_request *req, const struct guest_facts *g,
@@ -192,7 +199,7 @@ void preflight_check_tmpfs(const struct preflight_request *req, const struct gue
 		verdict(v, PF_FAIL, VMC_EXIT_USAGE,
 			"--size %s is more than 3/4 of the VM's %s: the guest would run out of "
 			"memory; use at most %s",
-			bytes(req->size), bytes(mem), bytes(mem / 4 * 3));
+			bytes(req->size).text, bytes(mem).text, bytes(mem / 4 * 3).text);
 		return;
 	}
 	if (path[0] != '/') {
@@ -262,7 +269,7 @@ static void unfit_reason(const struct guest_dir *d, uint64_t need, char *why, si
 	}
 	if (d->available < need)
 		textf(why, size, "%s has %s free, the fill writes %s (and keeps a margin)",
-		      d->mount.target, bytes(d->available), bytes(need));
+		      d->mount.target, bytes(d->available).text, bytes(need).text);
 }
 
 /* The files plus 5 % (at least 64 MiB): a filesystem filled to the brim fails other writers. */
@@ -288,7 +295,7 @@ static int by_room(const void *a, const void *b)
 static void describe_fit(const struct guest_dir *d, uint64_t files, char *buf, size_t size)
 {
 	textf(buf, size, "%s on %s, %s free for %s", d->mount.fstype, d->mount.source,
-	      bytes(d->available), bytes(files));
+	      bytes(d->available).text, bytes(files).text);
 }
 
 /*
@@ -357,7 +364,7 @@ void preflight_check_fill_dir(const struct preflight_request *req, const struct 
 		verdict(v, PF_FAIL, code,
 			"--fill-dir %s cannot hold the fill: %s; pass --fill-dir DIR, a new "
 			"directory on a disk-backed filesystem with %s free",
-			path, why, bytes(need));
+			path, why, bytes(need).text);
 		return;
 	}
 	char tried[300];
@@ -373,7 +380,8 @@ void preflight_check_fill_dir(const struct preflight_request *req, const struct 
 		"the default fill directory %s cannot hold the fill: %s; no other disk-backed "
 		"directory with %s free was found%s%s%s: pass --fill-dir DIR on a disk in the "
 		"guest",
-		path, why, bytes(need), tried[0] ? " (tried " : "", tried, tried[0] ? ")" : "");
+		path, why, bytes(need).text, tried[0] ? " (tried " : "", tried,
+		tried[0] ? ")" : "");
 }
 
 void preflight_check_pgbench(const struct preflight_request *req, const struct docker_facts *d,
@@ -457,9 +465,9 @@ static void describe_room(const struct host_memory_facts *h, char *buf, size_t s
 		textf(buf, size,
 		      "this process's memory cgroup (%s) leaves %s of the host's %s "
 		      "available",
-		      h->limit.where, bytes(h->limit.room), bytes(h->hm.available));
+		      h->limit.where, bytes(h->limit.room).text, bytes(h->hm.available).text);
 	else
-		textf(buf, size, "the host has %s available", bytes(h->hm.available));
+		textf(buf, size, "the host has %s available", bytes(h->hm.available).text);
 }
 
 void preflight_check_host_memory(const struct preflight_request *req,
@@ -479,7 +487,7 @@ void preflight_check_host_memory(const struct preflight_request *req,
 		verdict(v, PF_FAIL, VMC_EXIT_USAGE,
 			"--canary %s is less than one page (%zu bytes): no page could ever be "
 			"discarded, and the run would be INCONCLUSIVE; use --canary 1G",
-			bytes(req->canary), h->page_size);
+			bytes(req->canary).text, h->page_size);
 		return;
 	}
 	if (!h->canary_ok) {
@@ -496,7 +504,7 @@ void preflight_check_host_memory(const struct preflight_request *req,
 	if (req->canary > max) {
 		verdict(v, PF_FAIL, VMC_EXIT_USAGE,
 			"the %s canary does not fit: %s; use a smaller --canary (at most %s)",
-			bytes(req->canary), room, bytes(max));
+			bytes(req->canary).text, room, bytes(max).text);
 		return;
 	}
 	if (req->pressure_set) {
@@ -504,12 +512,12 @@ void preflight_check_host_memory(const struct preflight_request *req,
 			verdict(v, PF_FAIL, VMC_EXIT_USAGE,
 				"--pressure %s does not fit: %s, so at most %s can be held safely; "
 				"use a smaller --pressure, or leave it out for the default",
-				bytes(req->pressure), room, bytes(max));
+				bytes(req->pressure).text, room, bytes(max).text);
 			return;
 		}
 		*pressure = req->pressure;
 		verdict(v, PF_PASS, 0, "%s of pressure and a %s canary: %s (at most %s)",
-			bytes(*pressure), bytes(req->canary), room, bytes(max));
+			bytes(*pressure).text, bytes(req->canary).text, room, bytes(max).text);
 		return;
 	}
 	struct platform_host_memory hm = h->hm;
@@ -523,8 +531,8 @@ void preflight_check_host_memory(const struct preflight_request *req,
 		return;
 	}
 	*pressure = p;
-	verdict(v, PF_PASS, 0, "%s of pressure (the default) and a %s canary: %s", bytes(p),
-		bytes(req->canary), room);
+	verdict(v, PF_PASS, 0, "%s of pressure (the default) and a %s canary: %s", bytes(p).text,
+		bytes(req->canary).text, room);
 }
 
 void preflight_check_stop(const struct preflight_request *req, const struct stop_facts *s,
@@ -593,7 +601,7 @@ void preflight_check_results(const struct preflight_request *req, const struct r
 		verdict(v, PF_FAIL, code,
 			"--results %s is not writable (%s: %s): pass --results DIR of a directory "
 			"you may write (or none)",
-			dir, r->at, strerror(r->access_errno));
+			dir, r->failed_at[0] ? r->failed_at : r->at, strerror(r->access_errno));
 		return;
 	}
 	if (r->exists)
@@ -624,6 +632,39 @@ void preflight_judge(const struct preflight_request *req, const struct guest_fac
 		preflight_check_results(req, r, &v[PF_RESULTS]);
 	else
 		verdict(&v[PF_RESULTS], PF_FAIL, VMC_EXIT_FAILURE, "--results was not checked");
+	pf->exit_code = VMC_EXIT_OK;
+	for (int c = 0; c < PF_NCHECKS; c++)
+		if (v[c].status == PF_FAIL) {
+			pf->exit_code = v[c].exit_code;
+			break;
+		}
+}
+
+static void not_asked(struct preflight_verdict *v, const char *who)
+{
+	verdict(v, PF_SKIP, 0,
+		"not checked: the host refuses the run already (below), so %s was not asked", who);
+}
+
+void preflight_judge_host_only(const struct preflight_request *req,
+			       const struct host_memory_facts *h, const struct stop_facts *s,
+			       const struct results_facts *r, struct preflight *pf)
+{
+	memset(pf, 0, sizeof *pf);
+	struct preflight_verdict *v = pf->verdicts;
+	if (req->fill) {
+		not_asked(&v[PF_TMPFS], "the guest");
+		not_asked(&v[PF_FILL_DIR], "the guest");
+		preflight_check_pgbench(req, NULL, &v[PF_PGBENCH]);
+	} else {
+		preflight_check_tmpfs(req, NULL, &pf->size, &v[PF_TMPFS]);
+		preflight_check_fill_dir(req, NULL, pf->size, pf->fill_dir, sizeof pf->fill_dir,
+					 &v[PF_FILL_DIR]);
+		not_asked(&v[PF_PGBENCH], "Docker");
+	}
+	preflight_check_host_memory(req, h, &pf->pressure, &v[PF_HOST_MEMORY]);
+	preflight_check_stop(req, s, &v[PF_STOP]);
+	preflight_check_results(req, r, &v[PF_RESULTS]);
 	pf->exit_code = VMC_EXIT_OK;
 	for (int c = 0; c < PF_NCHECKS; c++)
 		if (v[c].status == PF_FAIL) {

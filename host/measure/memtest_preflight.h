@@ -124,12 +124,18 @@ struct stop_facts {
 	uid_t vm_owner;
 };
 
+/*
+ * --results DIR, tried for real: permission bits do not stop root, and neither they nor access()
+ * know a read-only mount or /proc, so the pre-flight makes the directory (as mkdir -p) and a probe
+ * file in it, then removes the probe and the directories it made.
+ */
 struct results_facts {
-	bool none;	   /* --results none */
-	bool exists;	   /* the directory itself exists */
-	bool is_dir;	   /* it (or the nearest existing parent) is a directory */
-	char at[PATH_MAX]; /* the nearest existing path */
-	int access_errno;  /* access(at, W_OK | X_OK): 0 or errno */
+	bool none;		  /* --results none */
+	bool exists;		  /* the directory itself existed */
+	bool is_dir;		  /* it (or the nearest existing parent) is a directory */
+	char at[PATH_MAX];	  /* the nearest existing path */
+	int access_errno;	  /* making the directory or the probe file: 0 or errno */
+	char failed_at[PATH_MAX]; /* the path that could not be made ("" when all could) */
 };
 
 /* ---- the checks (pure) ---------------------------------------------------------------------- */
@@ -214,8 +220,26 @@ void preflight_judge(const struct preflight_request *req, const struct guest_fac
 		     struct preflight *pf);
 
 /*
- * Gathers every fact (one `limactl shell` call for the fill workload, the Docker API for
- * pgbench, the host) and judges. Returns pf->exit_code. Creates nothing anywhere.
+ * The checks this host answers by itself (host memory, stop, results); the guest's (tmpfs,
+ * fill directory) and Docker's are skipped as not asked. memtest_preflight uses it when one of
+ * those fails: a run the host refuses is refused at once, without a `limactl shell` call.
+ */
+void preflight_judge_host_only(const struct preflight_request *req,
+			       const struct host_memory_facts *h, const struct stop_facts *s,
+			       const struct results_facts *r, struct preflight *pf);
+
+/*
+ * The --results facts (see struct results_facts): dir is made, probed and tidied again; what
+ * existed before stays as it was. "none" is not a directory but --results none.
+ */
+void preflight_gather_results(const char *dir, struct results_facts *r);
+
+/*
+ * Gathers every fact and judges: first what this host tells by itself (the results directory,
+ * tried; host memory; the stop), and when that already refuses the run, nothing else (see
+ * preflight_judge_host_only); otherwise one `limactl shell` call for the fill workload, the
+ * Docker API for pgbench. Returns pf->exit_code. Leaves nothing anywhere: the results probe is
+ * removed with the directories it made.
  */
 int memtest_preflight(const struct preflight_request *req, const struct lima_instance *inst,
 		      pid_t vm_pid, struct preflight *pf);

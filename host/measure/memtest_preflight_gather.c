@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The facts memtest's pre-flight judges, gathered without changing anything: one read-only
+ * The facts memtest's pre-flight judges, gathered without leaving anything behind: one read-only
  * `limactl shell` call for the guest's directories, GET requests to Docker, stat/access/kill(0)
- * on the host, and the canary's mechanism tried on one page.
+ * on the host, the canary's mechanism tried on one page, and the results directory made and
+ * written to (then removed again as far as it was new).
  */
 #include "measure/memtest_preflight.h"
 
@@ -14,6 +15,7 @@
 #include "message.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -150,14 +152,95 @@ static bool parent(char *at, size_t size)
 	return true;
 }
 
-/* The directory, or its nearest existing parent: where mkdir -p would start. */
-static void gather_results(const struct preflight_request *req, struct results_facts *r)
+/* Records why the results directory cannot be written: the path that failed and errno. */
+static void results_failed(struct results_facts *r, const char *path, int err)
+{
+	r->access_errno = err ? err : EIO;
+	textf(r->failed_at, sizeof r->failed_at, "%s", path);
+}
+
+/*
+ * mkdir -p of path, as results_ensure_dir does at the end of a run. *first_made is the length of
+ * the first prefix it made (0: none): every deeper one is new too, and goes again afterwards.
+ */
+static int make_dirs(char *path, size_t *first_made, struct results_facts *r)
+{
+	size_t len = strlen(path);
+	for (size_t i = 1; i <= len; i++) {
+		if (path[i] != '/' && path[i] != '\0')
+			continue;
+		char kept = path[i];
+		path[i] = '\0';
+		int rc = mkdir(path, 0755);
+		int err = errno;
+		if (rc == 0 && !*first_made)
+			*first_made = i;
+		else if (rc != 0 && err != EEXIST)
+			results_failed(r, path, err);
+		path[i] = kept;
+		if (r->access_errno)
+			return -1;
+	}
+	return 0;
+}
+
+/* Removes what make_dirs made, deepest first; a directory someone filled meanwhile stays. */
+static void remove_made(char *path, size_t first_made)
+{
+	if (!first_made)
+		return;
+	size_t len = strlen(path);
+	while (len >= first_made) {
+		path[len] = '\0';
+		if (rmdir(path) != 0)
+			return;
+		char *slash = strrchr(path, '/');
+		if (!slash)
+			return;
+		len = (size_t)(slash - path);
+	}
+}
+
+/* A file created, written and removed in dir: what writing the results will do. */
+static void write_probe(const char *dir, struct results_facts *r)
+{
+	char probe[PATH_MAX];
+	if (snprintf(probe, sizeof probe, "%s/.vmcost-preflight.%ld", dir, (long)getpid()) >=
+	    (int)sizeof probe) {
+		results_failed(r, dir, ENAMETOOLONG);
+		return;
+	}
+	int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		results_failed(r, probe, errno);
+		return;
+	}
+	static const char line[] = "vmcost memtest pre-flight\n";
+	bool written = write(fd, line, sizeof line - 1) == (ssize_t)(sizeof line - 1);
+	int err = errno;
+	if (close(fd) != 0 && written) {
+		written = false;
+		err = errno;
+	}
+	unlink(probe);
+	if (!written)
+		results_failed(r, probe, err);
+}
+
+void preflight_gather_results(const char *dir, struct results_facts *r)
 {
 	memset(r, 0, sizeof *r);
-	const char *dir = req->results_dir ? req->results_dir : ".";
 	r->none = strcmp(dir, "none") == 0;
 	if (r->none)
 		return;
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
+		textf(r->at, sizeof r->at, "%s", dir);
+		r->is_dir = true;
+		results_failed(r, dir, ENAMETOOLONG);
+		return;
+	}
+	/* The directory, or its nearest existing parent: where mkdir -p starts. */
 	textf(r->at, sizeof r->at, "%s", dir);
 	struct stat st;
 	bool found;
@@ -165,7 +248,14 @@ static void gather_results(const struct preflight_request *req, struct results_f
 		;
 	r->exists = found && strcmp(r->at, dir) == 0;
 	r->is_dir = found && S_ISDIR(st.st_mode);
-	r->access_errno = access(r->at, W_OK | X_OK) == 0 ? 0 : errno;
+	if (!r->is_dir)
+		return;
+	for (size_t len = strlen(path); len > 1 && path[len - 1] == '/'; len--)
+		path[len - 1] = '\0';
+	size_t first_made = 0;
+	if (make_dirs(path, &first_made, r) == 0)
+		write_probe(path, r);
+	remove_made(path, first_made);
 }
 
 int memtest_preflight(const struct preflight_request *req, const struct lima_instance *inst,
@@ -176,13 +266,16 @@ int memtest_preflight(const struct preflight_request *req, const struct lima_ins
 	struct host_memory_facts h;
 	struct stop_facts s;
 	struct results_facts r;
+	preflight_gather_results(req->results_dir ? req->results_dir : ".", &r);
+	gather_host_memory(req, &h);
+	gather_stop(inst, vm_pid, &s);
+	preflight_judge_host_only(req, &h, &s, &r, pf);
+	if (pf->exit_code != VMC_EXIT_OK)
+		return pf->exit_code;
 	if (req->fill)
 		gather_guest(req, inst, &g);
 	else
 		gather_docker(req, inst, &d);
-	gather_host_memory(req, &h);
-	gather_stop(inst, vm_pid, &s);
-	gather_results(req, &r);
 	preflight_judge(req, req->fill ? &g : NULL, req->fill ? NULL : &d, &h, &s, &r, pf);
 	preflight_guest_facts_free(&g);
 	return pf->exit_code;

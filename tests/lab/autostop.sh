@@ -44,8 +44,9 @@ relay=$dir/sock/docker-autostop.sock
 log=$LIMA_HOME/autostop.log
 daemon_pid=""
 
+# The daemon and whatever it started (a `limactl start` still booting the guest).
 stop_daemon() {
-	[ -n "$daemon_pid" ] && kill -TERM "$daemon_pid" 2>/dev/null
+	[ -n "$daemon_pid" ] && lab_kill_tree "$daemon_pid"
 	return 0
 }
 trap 'stop_daemon; lab_cleanup' EXIT
@@ -69,6 +70,16 @@ now() { cut -d' ' -f1 /proc/uptime; }
 clients() { vmcost autostop as1 --status --json | jq -r .clients; }
 log_has() { grep -qF -- "$1" "$log"; }
 count() { grep -cF -- "$1" "$log"; }
+
+# A start autostop reports as failed ends the suite at once, with the lab's reason (its clients
+# were closed: nothing more can be answered).
+start_failed() { log_has "start of as1 failed"; }
+fail_if_start_failed() { # what was being waited for
+	start_failed || return 0
+	fail "$1: autostop's start of the guest failed: $(grep -F "start of as1 failed" "$log" | tail -n 1)"
+	[ -f "$dir/boot-failure.log" ] && sed 's/^/    /' "$dir/boot-failure.log"
+	summary
+}
 
 # ---- 3: attached sessions through the relay ----------------------------------------------------
 out=$(echo hello-stdin | "$docker" run --rm -i lab-busybox cat 2>&1)
@@ -148,15 +159,21 @@ grep -F "stopped as1 in" "$log" | tail -n 1 | sed 's/^/  /'
 starts_before=$(count "starting as1")
 t0=$(now)
 i=0
+client_pids=""
 while [ $i -lt 10 ]; do
 	if [ $i = 0 ]; then path=/version; else path=/_ping; fi
 	curl -s -m 900 --unix-socket "$relay" "http://localhost$path" >"$work/answer.$i" 2>&1 &
+	client_pids="$client_pids $!"
 	i=$((i + 1))
 done
-wait_clients() {
-	for f in "$work"/answer.*; do [ -s "$f" ] || return 1; done
+# Every client has its answer or was closed (a failed start closes them all).
+clients_ended() {
+	for p in $client_pids; do kill -0 "$p" 2>/dev/null && return 1; done
+	return 0
 }
-lab_wait_until 900 wait_clients
+clients_ended_or_start_failed() { clients_ended || start_failed; }
+lab_wait_until 900 clients_ended_or_start_failed
+fail_if_start_failed "ten clients while stopped"
 t1=$(now)
 answered=0
 for f in "$work"/answer.*; do
@@ -186,6 +203,7 @@ if [ $ended = yes ]; then ok "the open stream ended when the VM was killed (no h
 	kill "$events_pid" 2>/dev/null
 fi
 answer=$(curl -s -m 900 --unix-socket "$relay" http://localhost/_ping)
+fail_if_start_failed "the next client after the kill"
 if [ "$answer" = OK ] && log_has "went away behind autostop's back"; then
 	ok "the next client started it again"
 else

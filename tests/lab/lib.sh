@@ -22,10 +22,40 @@ summary() {
 	exit $?
 }
 
+# lab_tree PID: the process and everything below it, parents first.
+lab_tree() {
+	echo "$1"
+	for child in $(pgrep -P "$1" 2>/dev/null); do lab_tree "$child"; done
+}
+
+# lab_kill_tree PID: stops a process and all it started (a daemon's `limactl start` with its
+# hostagent and QEMU), the parent first so it cannot start anything new meanwhile.
+lab_kill_tree() {
+	for p in $(lab_tree "$1"); do kill "$p" 2>/dev/null; done
+	return 0
+}
+
+# What still runs for this suite's instances once they were stopped: a start still in progress
+# (a hostagent or QEMU whose command line names $LIMA_HOME) must not outlive the suite.
+lab_leftovers() {
+	# Only a private LIMA_HOME such as /tmp/vmcost-lab.XXXXXX: never a pattern that is "/".
+	case ${LIMA_HOME:-} in /?*/?*) ;; *) return 0 ;; esac
+	pgrep -f -- "$LIMA_HOME/" 2>/dev/null | grep -vx "$$"
+}
+
 lab_cleanup() {
 	for n in $LAB_TEST_INSTANCES; do
 		"$LAB_TEST_REPO/lab/vm" stop -f "$n" >/dev/null 2>&1 || true
 	done
+	i=0
+	while [ -n "$(lab_leftovers)" ] && [ $i -lt 20 ]; do
+		signal=TERM
+		[ $i -lt 10 ] || signal=KILL
+		for p in $(lab_leftovers); do kill -s "$signal" "$p" 2>/dev/null; done
+		sleep 0.5
+		i=$((i + 1))
+	done
+	[ -z "$(lab_leftovers)" ] || echo "lab: still running for $LIMA_HOME: $(lab_leftovers | tr '\n' ' ')"
 	if [ -n "${LAB_TEST_KEEP:-}" ]; then
 		echo "kept $LIMA_HOME"
 	else

@@ -62,8 +62,24 @@ files_written() { # base path
 	[ -s "$1.md" ] && [ -s "$1.json" ] && [ -s "$1.svg" ]
 }
 
-jnum() { # file jq-path -> integer (0 when missing)
-	jq -r "($2 // 0) | floor" "$1"
+# file jq-path -> integer; prints nothing and fails when the file or the figure is missing, so a
+# comparison on a run that never happened cannot pass on a 0.
+jnum() {
+	jq -er "$2 | numbers | floor" "$1" 2>/dev/null
+}
+
+# Why a run failed: its pre-flight verdicts or its last words.
+show_err() { # file
+	echo "    ---- last lines of $1"
+	tail -n 15 "$1" 2>/dev/null | sed 's/^/    /'
+}
+
+# The interrupted fill may still be on its way into the guest (the lab's command channel runs a
+# command it received even when the caller has gone): wait until no fill runs and none is left.
+guest_fill_gone() {
+	# shellcheck disable=SC2016 # run by the guest shell; [l] keeps the check from finding itself
+	limactl shell mfpr sh -c '! grep -qs "vmcost-fil[l]" /proc/[0-9]*/cmdline &&
+		! ls /dev/shm/vmcost-fill.* /mnt/scratch/vmcost-fill >/dev/null 2>&1'
 }
 
 # run_memtest NAME OUT CGROUP ARGS...: memtest NAME inside the cgroup, JSON in $out/OUT.json.
@@ -102,6 +118,14 @@ check "interrupted memtest says the VM was not stopped" grep -q "was not stopped
 check "the instance is still running" [ "$(status_of mfpr)" = Running ]
 check "no fill files left in the guest" limactl shell mfpr sh -c \
 	'! ls /dev/shm/vmcost-fill.* /mnt/scratch/vmcost-fill >/dev/null 2>&1'
+t0=$(date +%s)
+if lab_wait_until 120 guest_fill_gone && sleep 2 && guest_fill_gone; then
+	ok "the interrupted fill has ended in the guest ($(($(date +%s) - t0 - 2)) s after memtest exited)"
+else
+	fail "the interrupted fill still runs in the guest: $(limactl shell mfpr sh -c \
+		'ps; df -k /dev/shm; ls /dev/shm /mnt/scratch/vmcost-fill' 2>&1 | tr '\n' ' ')"
+	lab_wait_until 300 guest_fill_gone
+fi
 
 # ---- 2. FPR VM, pressure that must reach reclaim inside a 2.5 GiB cgroup: conclusive ----------
 cg=$(memcg_create vmcost-memtest-fpr $((2560 * MIB))) || fail "memory cgroup"
@@ -109,6 +133,7 @@ cg=$(memcg_create vmcost-memtest-fpr $((2560 * MIB))) || fail "memory cgroup"
 run_memtest mfpr fpr "$cg" $FILL --pressure 2G --hold 5 --canary 1G
 rc=$?
 check "FPR memtest exits 0 (got $rc)" [ "$rc" = 0 ]
+[ "$rc" = 0 ] || show_err "$out/fpr.err"
 check "FPR memtest JSON parses" jq_true "$out/fpr.json" .result
 check "pressure in the cgroup is conclusive" \
 	[ "$(jq -r .result.pressure "$out/fpr.json")" = conclusive ]
@@ -123,6 +148,7 @@ cg=$(memcg_create vmcost-memtest-nob $((2560 * MIB))) || fail "memory cgroup"
 run_memtest mnob nob "$cg" $FILL --pressure 64M --hold 3 --canary 1G --restart
 rc=$?
 check "too little pressure exits 11 (got $rc)" [ "$rc" = 11 ]
+[ "$rc" = 11 ] || show_err "$out/nob.err"
 check "too little pressure is INCONCLUSIVE" \
 	[ "$(jq -r .result.pressure "$out/nob.json")" = INCONCLUSIVE ]
 check "no canary page was discarded" [ "$(jnum "$out/nob.json" .result.canary_discarded)" = 0 ]
@@ -134,19 +160,28 @@ fpr_gain=$(jnum "$out/fpr.json" .result.ram_freed_by_stop)
 nob_gain=$(jnum "$out/nob.json" .result.ram_freed_by_stop)
 fpr_fp=$(jnum "$out/fpr.json" .result.footprint_before_stop)
 nob_fp=$(jnum "$out/nob.json" .result.footprint_before_stop)
-echo "stop gain: FPR $((fpr_gain / MIB)) MiB, no balloon $((nob_gain / MIB)) MiB;" \
-	"footprint before stop: FPR $((fpr_fp / MIB)) MiB, no balloon $((nob_fp / MIB)) MiB"
-check "no-balloon VM: stopping frees >= 700 MiB (the ratchet)" [ "$nob_gain" -ge $((700 * MIB)) ]
-# The VM cannot give back more than it held: on this shared machine a gain above the footprint
-# (plus QEMU's own 64 MiB) came from another process, which memtest also flags as noise.
-fpr_vm_gain=$fpr_gain
-if [ "$fpr_gain" -gt $((fpr_fp + 64 * MIB)) ]; then
-	fpr_vm_gain=$((fpr_fp + 64 * MIB))
-	echo "note: FPR stop gain $((fpr_gain / MIB)) MiB exceeds what the VM held; counted as $((fpr_vm_gain / MIB)) MiB"
+if [ -z "$fpr_gain" ] || [ -z "$nob_gain" ] || [ -z "$fpr_fp" ] || [ -z "$nob_fp" ]; then
+	missing="a run gave no figure (FPR: stop gain ${fpr_gain:-missing}, footprint ${fpr_fp:-missing};"
+	missing="$missing no balloon: stop gain ${nob_gain:-missing}, footprint ${nob_fp:-missing})"
+	fail "no-balloon VM: stopping frees >= 700 MiB (the ratchet): $missing"
+	fail "FPR VM: stop gain less than half the no-balloon one: $missing"
+	fail "FPR VM: footprint before stop less than half the no-balloon one: $missing"
+else
+	echo "stop gain: FPR $((fpr_gain / MIB)) MiB, no balloon $((nob_gain / MIB)) MiB;" \
+		"footprint before stop: FPR $((fpr_fp / MIB)) MiB, no balloon $((nob_fp / MIB)) MiB"
+	check "no-balloon VM: stopping frees >= 700 MiB (the ratchet)" [ "$nob_gain" -ge $((700 * MIB)) ]
+	# The VM cannot give back more than it held: on this shared machine a gain above the
+	# footprint (plus QEMU's own 64 MiB) came from another process, which memtest also flags as
+	# noise.
+	fpr_vm_gain=$fpr_gain
+	if [ "$fpr_gain" -gt $((fpr_fp + 64 * MIB)) ]; then
+		fpr_vm_gain=$((fpr_fp + 64 * MIB))
+		echo "note: FPR stop gain $((fpr_gain / MIB)) MiB exceeds what the VM held; counted as $((fpr_vm_gain / MIB)) MiB"
+	fi
+	check "FPR VM: stop gain less than half the no-balloon one" [ $((fpr_vm_gain * 2)) -lt "$nob_gain" ]
+	check "FPR VM: footprint before stop less than half the no-balloon one" \
+		[ $((fpr_fp * 2)) -lt "$nob_fp" ]
 fi
-check "FPR VM: stop gain less than half the no-balloon one" [ $((fpr_vm_gain * 2)) -lt "$nob_gain" ]
-check "FPR VM: footprint before stop less than half the no-balloon one" \
-	[ $((fpr_fp * 2)) -lt "$nob_fp" ]
 
 # ---- 5. results files ----------------------------------------------------------------------------
 for name in fpr nob; do

@@ -125,16 +125,25 @@ refused otheruser 7 "is another user's" --workload fill
 verdict otheruser stop fail 7
 chown "$(id -u)" "$LIMA_HOME/pf"
 # Without limactl nothing can stop the VM (nor reach the guest): the instance is read from its
-# directory, the pre-flight refuses.
+# directory, the pre-flight refuses on the host, the guest not asked.
 run_path=$(printf '%s' "$PATH" | sed "s|$LAB_TEST_REPO/lab/bin:||")
-refused nolimactl 1 "cannot run limactl" --workload fill
+refused nolimactl 1 "limactl is not on PATH" --workload fill
 run_path=""
 verdict nolimactl stop fail 1
+verdict nolimactl tmpfs skipped
 
 # ---- results ----------------------------------------------------------------------------------
 touch "$LIMA_HOME/a-file"
 refused results 2 "a-file is not a directory" --workload fill --results "$LIMA_HOME/a-file/x"
 verdict results results fail 2
+# Permission bits do not stop root, and access() says yes to /proc: only making it tells.
+refused procnope 1 "--results /proc/nope is not writable (/proc/nope: " --workload fill \
+	--results /proc/nope
+verdict procnope results fail 1
+check "procnope: the guest was not asked" grep -q "so the guest was not asked" "$out/procnope.err"
+# A new results directory is made and tried, then removed again.
+refused newresults 2 "more than 3/4" --workload fill --size 1600M --results "$never/a/b"
+verdict newresults results pass
 
 # ---- a run with the defaults picks the disk (and still cleans up) -------------------------------
 "$VMCOST" memtest pf --yes --workload fill --size 256M --pressure none --json \

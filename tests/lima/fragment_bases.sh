@@ -9,7 +9,7 @@
 # must carry the fragment's provision scripts first, its probe and its socket forward, and the
 # base's own ones too. A fragment path with "../" is shown to be refused, as the README says, and
 # the ISO Lima's _images/alpine-iso names is the one minimal-docker-iso.yaml's comment names.
-# Runs in make lima-check, and in make check (script-tests) when `make lima` has built limactl.
+# Runs in make lima-check (it needs limactl, not a VM; make check does not run it).
 set -u
 # shellcheck source=tests/lima/lib.sh
 . "$(dirname "$0")/lib.sh"

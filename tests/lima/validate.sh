@@ -5,8 +5,8 @@
 # schema from `limactl generate-jsonschema` (every struct closed: an unknown or misspelt key is an
 # error, where validate only warns "Non-strict YAML") must accept them — checked twice, by Lima's
 # own validator and by Debian's python3-jsonschema on the template converted to JSON by Lima's yq.
-# Each check is also shown to reject a broken copy. Runs in make lima-check, and in make check
-# (script-tests) when `make lima` has built limactl; without it the Lima checks are skipped.
+# Each check is also shown to reject a broken copy. Runs in make lima-check (it needs limactl, not
+# a VM; make check does not run it); without limactl the Lima checks are skipped.
 set -u
 # shellcheck source=tests/lima/lib.sh
 . "$(dirname "$0")/lib.sh"

@@ -107,6 +107,9 @@ inst=$home/.lima/dev
 sock=$inst/sock/docker-autostop.sock
 mkdir -p "$home/bin" "$home/state" "$inst/sock" "$home/.config/systemd/user" "$home/run"
 chmod 700 "$home/run"
+# The manager's user may not reach the checkout (a clone in root's home or in a mktemp -d
+# directory is mode 700): it runs a copy of vmcost from its own home.
+cp host/vmcost "$home/bin/vmcost"
 echo "vmType: qemu" >"$inst/lima.yaml"
 
 # The "VM": socat answering Docker's /_ping and /containers/json on docker.sock.
@@ -147,13 +150,13 @@ stop)
 	rm -f "\$state/dockerd.pid" ;;
 esac
 EOF
-chmod 755 "$home/bin/limactl" "$home/bin/fake-dockerd-conn"
+chmod 755 "$home/bin/limactl" "$home/bin/fake-dockerd-conn" "$home/bin/vmcost"
 cp "$units/vmcost-autostop@.socket" "$units/vmcost-autostop@.service" "$home/.config/systemd/user/"
 # What the README's `systemctl --user edit` step does: say where limactl (and here vmcost) are.
 mkdir -p "$home/.config/systemd/user/vmcost-autostop@.service.d"
 cat >"$home/.config/systemd/user/vmcost-autostop@.service.d/test.conf" <<EOF
 [Service]
-Environment=PATH=$home/bin:$repo/host:/usr/bin:/bin
+Environment=PATH=$home/bin:/usr/bin:/bin
 StandardOutput=append:$home/autostop.log
 StandardError=append:$home/autostop.log
 EOF
@@ -163,7 +166,7 @@ chown -R "$uid:$gid" "$home"
 as_user() {
 	nsenter -t "$(cat "$tmp/manager.pid")" -m setpriv --reuid="$uid" --regid="$gid" \
 		--clear-groups env -i HOME="$home" XDG_RUNTIME_DIR="$home/run" \
-		PATH="$home/bin:$repo/host:/usr/bin:/bin" "$@"
+		PATH="$home/bin:/usr/bin:/bin" "$@"
 }
 
 cleanup() {
