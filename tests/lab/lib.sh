@@ -10,18 +10,6 @@ LAB_TEST_INSTANCES=""
 # shellcheck source=tests/suite.sh
 . "$LAB_TEST_REPO/tests/suite.sh"
 
-# check MSG CMD...: passes when CMD succeeds.
-check() {
-	msg=$1
-	shift
-	if "$@"; then ok "$msg"; else fail "$msg"; fi
-}
-
-summary() {
-	suite_summary
-	exit $?
-}
-
 lab_cleanup() {
 	for n in $LAB_TEST_INSTANCES; do
 		"$LAB_TEST_REPO/lab/vm" stop -f "$n" >/dev/null 2>&1 || true
