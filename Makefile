@@ -192,18 +192,20 @@ ifneq ($(UNAME_S),Linux)
 UNIT_AGENT :=
 endif
 UNIT_DIR := $(B)/asan/tests
+# The suites are single files that include header-only helpers (check.h, golden.h ...).
+UNIT_HEADERS := $(wildcard tests/unit/*.h)
 
-$(UNIT_DIR)/lib_%: tests/unit/lib_%.c tests/unit/check.h $(B)/asan/libvmcost.a
+$(UNIT_DIR)/lib_%: tests/unit/lib_%.c $(UNIT_HEADERS) $(B)/asan/libvmcost.a
 	@mkdir -p $(@D)
 	$(call say,LD-SAN,$@)$(CC) $(CFLAGS_ASAN) $(call side_inc,$<) -Itests/unit -o $@ $< $(B)/asan/libvmcost.a $(HOST_LIBS) $(LDFLAGS_ASAN)
 
-$(UNIT_DIR)/host_%: tests/unit/host_%.c tests/unit/check.h $(B)/asan/libvmcost-host.a \
+$(UNIT_DIR)/host_%: tests/unit/host_%.c $(UNIT_HEADERS) $(B)/asan/libvmcost-host.a \
 		$(B)/asan/libvmcost.a
 	@mkdir -p $(@D)
 	$(call say,LD-SAN,$@)$(CC) $(CFLAGS_ASAN) $(call side_inc,$<) -Itests/unit -o $@ $< $(B)/asan/libvmcost-host.a $(B)/asan/libvmcost.a \
 		$(HOST_LIBS) $(LDFLAGS_ASAN)
 
-$(UNIT_DIR)/agent_%: tests/unit/agent_%.c tests/unit/check.h $(B)/asan/libvmcost-agent.a \
+$(UNIT_DIR)/agent_%: tests/unit/agent_%.c $(UNIT_HEADERS) $(B)/asan/libvmcost-agent.a \
 		$(B)/asan/libvmcost.a
 	@mkdir -p $(@D)
 	$(call say,LD-SAN,$@)$(CC) $(CFLAGS_ASAN) $(call side_inc,$<) -Itests/unit -o $@ $< $(B)/asan/libvmcost-agent.a \
