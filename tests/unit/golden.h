@@ -172,7 +172,7 @@ static inline char *golden_mask(char *text, const char *start, const char *end, 
 		const char *from = hit + slen, *to = strstr(from, end), *eol = strchr(from, '\n');
 		fwrite(p, 1, (size_t)(from - p), f);
 		p = from;
-		if (to && (!eol || to < eol)) {
+		if (to && (!eol || to <= eol)) {
 			fputs(word, f);
 			p = to;
 		}

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "platform/vmproc.h"
 #include "print_capture.h"
+#include "procfs.h"
 
 #include <jansson.h>
 
@@ -45,7 +46,7 @@ static pid_t dead_pid(void)
 /*
  * The transcript of the runs since transcript_begin, for one golden file, with what changes from
  * run to run as fixed words: the temporary root (ROOT), the stand-in VM process (VMPID), this
- * process (PID), pids that are certainly not running (DEADPID).
+ * process (PID), pids that are certainly not running (DEADPID), disk's measured interval.
  */
 static struct capture transcript;
 static FILE *transcript_f;
@@ -74,6 +75,8 @@ static void transcript_check(const char *name)
 	char *text = capture_close(&transcript);
 	transcript_f = NULL;
 	text = golden_replace(text, t_root, "ROOT");
+	/* disk measures the interval it was given, and says how long it really was */
+	text = golden_mask(text, "Writes by vm over ", "\n", "INTERVAL");
 	text = golden_replace_number(text, (long)vm_child, "VMPID");
 	text = golden_replace_number(text, (long)getpid(), "PID");
 	for (size_t i = 0; i < ndead; i++)
@@ -363,6 +366,76 @@ TEST(measurements_of_a_live_process)
 	json_decref(j);
 }
 
+/* A /proc/PID of a VM process (and its hostagent) whose figures never move. */
+static void fake_proc(pid_t pid, const char *name, uint64_t rss_kb)
+{
+	char text[2048];
+	snprintf(text, sizeof text,
+		 "Name:\t%s\nState:\tS (sleeping)\nPPid:\t1\nUid:\t%u\t%u\t%u\t%u\n"
+		 "VmHWM:\t%llu kB\nVmRSS:\t%llu kB\nRssAnon:\t%llu kB\nRssFile:\t%llu kB\n"
+		 "RssShmem:\t1024 kB\nVmSwap:\t2048 kB\nvoluntary_ctxt_switches:\t100\n"
+		 "nonvoluntary_ctxt_switches:\t5\n",
+		 name, (unsigned)getuid(), (unsigned)getuid(), (unsigned)getuid(),
+		 (unsigned)getuid(), (unsigned long long)rss_kb * 2, (unsigned long long)rss_kb,
+		 (unsigned long long)rss_kb - 9216, 8192ull);
+	t_write(text, "proc/%ld/status", (long)pid);
+	t_write(text, "proc/%ld/task/%ld/status", (long)pid, (long)pid);
+	snprintf(text, sizeof text,
+		 "%ld (%s) S 1 1 1 0 -1 4194560 500 0 0 0 1200 300 0 0 20 0 4 0 1000 3000000000 "
+		 "%llu 18446744073709551615 1 1 0 0 0 0 0 4096 0 0 0 0 17 1 0 0 0 0 0\n",
+		 (long)pid, name, (unsigned long long)rss_kb / 4);
+	t_write(text, "proc/%ld/stat", (long)pid);
+	t_write("rchar: 1000\nwchar: 2000\nsyscr: 10\nsyscw: 20\nread_bytes: 4096\n"
+		"write_bytes: 81920\ncancelled_write_bytes: 0\n",
+		"proc/%ld/io", (long)pid);
+	snprintf(text, sizeof text,
+		 "55d000000000-7ffc00000000 ---p 00000000 00:00 0 [rollup]\nRss: %llu kB\n"
+		 "Pss: %llu kB\nPss_Anon: %llu kB\nPss_File: 8192 kB\nPss_Shmem: 1024 kB\n"
+		 "Shared_Clean: 0 kB\nShared_Dirty: 0 kB\nPrivate_Clean: 0 kB\n"
+		 "Private_Dirty: %llu kB\nReferenced: %llu kB\nAnonymous: %llu kB\n"
+		 "LazyFree: 0 kB\nAnonHugePages: 2048 kB\nShmemPmdMapped: 0 kB\nSwap: 2048 kB\n"
+		 "SwapPss: 2048 kB\nLocked: 0 kB\n",
+		 (unsigned long long)rss_kb, (unsigned long long)rss_kb,
+		 (unsigned long long)rss_kb - 9216, (unsigned long long)rss_kb,
+		 (unsigned long long)rss_kb, (unsigned long long)rss_kb - 9216);
+	t_write(text, "proc/%ld/smaps_rollup", (long)pid);
+	char exe[4300];
+	snprintf(exe, sizeof exe, "%s/proc/%ld/exe", t_root, (long)pid);
+	CHECK(symlink(strcmp(name, "limactl") == 0 ? "/usr/local/bin/limactl"
+						   : "/usr/bin/qemu-system-x86_64",
+		      exe) == 0);
+}
+
+/*
+ * The human output of the measuring commands, on a fake /proc whose figures never move. The
+ * instance's own LIMA_HOME holds it alone, and both its pid files name pid 1, which is always
+ * running, so no pid of this run (whose width would move the columns) reaches the output.
+ */
+TEST(measurements_print_on_a_fake_proc)
+{
+	fake_proc(1, "qemu-system-x86", 1048576);
+	t_write("MemTotal: 16777216 kB\nMemFree: 8388608 kB\nMemAvailable: 12582912 kB\n"
+		"Buffers: 0 kB\nCached: 2097152 kB\nSwapTotal: 0 kB\nSwapFree: 0 kB\n",
+		"proc/meminfo");
+	t_write("vmType: qemu\narch: x86_64\ncpus: 2\nmemory: 2GiB\n", "fixed/vm/lima.yaml");
+	t_write("1\n", "fixed/vm/ha.pid");
+	t_write("1\n", "fixed/vm/qemu.pid");
+	t_write("{\"level\":\"debug\",\"msg\":\"Time sync\"}\n", "fixed/vm/ha.stderr.log");
+	char home[4200];
+	snprintf(home, sizeof home, "%s/fixed", t_root);
+	setenv("LIMA_HOME", home, 1);
+	vmc_fs_set_root(t_root);
+	transcript_begin();
+	CHECK_INT(run(cmd_footprint, "footprint", "vm", NULL), VMC_EXIT_OK);
+	CHECK_INT(run(cmd_idle, "idle", "vm", "0.4", "0.2", NULL), VMC_EXIT_OK);
+	CHECK_INT(run(cmd_disk, "disk", "vm", "0.2", NULL), VMC_EXIT_OK);
+	CHECK_INT(run(cmd_list, "list", NULL), VMC_EXIT_OK);
+	transcript_check("vmcost-measurements");
+	vmc_fs_set_root("");
+	snprintf(home, sizeof home, "%s/lima", t_root);
+	setenv("LIMA_HOME", home, 1);
+}
+
 /* Runs fn as user nobody in a child (we are root in CI); its exit status, -1 if not possible. */
 static int as_nobody(command_fn fn, int argc, char **argv)
 {
@@ -416,6 +489,7 @@ int main(void)
 	RUN(helper_problems_are_6_and_unsupported_is_9);
 	RUN(balloon_says_why_on_vz_and_krunkit);
 	RUN(measurements_of_a_live_process);
+	RUN(measurements_print_on_a_fake_proc);
 	RUN(another_users_vm_is_7);
 	t_kill(vm_child);
 	t_cleanup();
