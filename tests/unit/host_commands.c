@@ -236,18 +236,29 @@ TEST(agent_unreachable_is_5)
 	transcript_check("vmcost-agent-unreachable");
 }
 
+/* An agent answering once with body (HTTP 200) on the socket of the instance in dir (below the
+ * root). */
+static pid_t agent_answers_in(const char *dir, const char *body)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/%s/sock", t_root, dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof path, "%s/%s/sock/vmcost-agent.sock", t_root, dir);
+	char *response = NULL;
+	if (asprintf(&response,
+		     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+		     "%zu\r\nConnection: close\r\n\r\n%s",
+		     strlen(body), body) < 0)
+		return -1;
+	pid_t peer = t_fake_peer(path, response, 1, false);
+	free(response);
+	return peer;
+}
+
 /* An agent answering once with body (HTTP 200) on instance run's socket. */
 static pid_t agent_answers(const char *body)
 {
-	char path[4200], response[4096];
-	snprintf(path, sizeof path, "%s/lima/run/sock", t_root);
-	mkdir(path, 0755);
-	snprintf(path, sizeof path, "%s/lima/run/sock/vmcost-agent.sock", t_root);
-	snprintf(response, sizeof response,
-		 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
-		 "%zu\r\nConnection: close\r\n\r\n%s",
-		 strlen(body), body);
-	return t_fake_peer(path, response, 1, false);
+	return agent_answers_in("lima/run", body);
 }
 
 static void agent_gone(pid_t agent)
@@ -420,6 +431,7 @@ TEST(measurements_print_on_a_fake_proc)
 	t_write("vmType: qemu\narch: x86_64\ncpus: 2\nmemory: 2GiB\n", "fixed/vm/lima.yaml");
 	t_write("1\n", "fixed/vm/ha.pid");
 	t_write("1\n", "fixed/vm/qemu.pid");
+	t_write("v2.2.0\n", "fixed/vm/lima-version");
 	t_write("{\"level\":\"debug\",\"msg\":\"Time sync\"}\n", "fixed/vm/ha.stderr.log");
 	char home[4200];
 	snprintf(home, sizeof home, "%s/fixed", t_root);
@@ -431,6 +443,22 @@ TEST(measurements_print_on_a_fake_proc)
 	CHECK_INT(run(cmd_disk, "disk", "vm", "0.2", NULL), VMC_EXIT_OK);
 	CHECK_INT(run(cmd_list, "list", NULL), VMC_EXIT_OK);
 	transcript_check("vmcost-measurements");
+
+	/* What the agent says, as doctor and wakeups print it. */
+	transcript_begin();
+	char *doc = golden_read("tests/unit/fixtures/agent/checks.json");
+	CHECK(doc != NULL);
+	pid_t agent = agent_answers_in("fixed/vm", doc ? doc : "{}");
+	CHECK_INT(run(cmd_doctor, "doctor", "vm", NULL), VMC_EXIT_OK);
+	waitpid(agent, NULL, 0);
+	free(doc);
+	doc = golden_read("tests/unit/fixtures/agent/wakeups.json");
+	CHECK(doc != NULL);
+	agent = agent_answers_in("fixed/vm", doc ? doc : "{}");
+	CHECK_INT(run(cmd_wakeups, "wakeups", "vm", "1", NULL), VMC_EXIT_OK);
+	waitpid(agent, NULL, 0);
+	free(doc);
+	transcript_check("vmcost-agent-answers");
 	vmc_fs_set_root("");
 	snprintf(home, sizeof home, "%s/lima", t_root);
 	setenv("LIMA_HOME", home, 1);
