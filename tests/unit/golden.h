@@ -62,8 +62,8 @@ static inline void golden_show_diff(const char *path, const char *text)
 	if (golden_write(actual, text)) {
 		char cmd[1024];
 		/* Suites may set PATH to a fake bin directory only. */
-		snprintf(cmd, sizeof cmd, "PATH=\"$PATH:/usr/bin:/bin\" diff -u '%s' '%s' >&2", path,
-			 actual);
+		snprintf(cmd, sizeof cmd, "PATH=\"$PATH:/usr/bin:/bin\" diff -u '%s' '%s' >&2",
+			 path, actual);
 		fflush(stderr);
 		int rc = system(cmd);
 		if (rc == -1 || !WIFEXITED(rc) || WEXITSTATUS(rc) > 1)
