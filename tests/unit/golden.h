@@ -13,6 +13,7 @@
 #define VMC_GOLDEN_H
 
 #include "check.h"
+#include "print_capture.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -29,17 +30,14 @@ static inline char *golden_read(const char *path)
 	FILE *f = fopen(path, "rb");
 	if (!f)
 		return NULL;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&text, &len);
+	struct capture cap;
+	FILE *out = capture_open(&cap);
 	char buf[4096];
 	size_t n;
-	while (out && (n = fread(buf, 1, sizeof buf, f)) > 0)
+	while (cap.f && (n = fread(buf, 1, sizeof buf, f)) > 0)
 		fwrite(buf, 1, n, out);
 	fclose(f);
-	if (out)
-		fclose(out);
-	return text;
+	return capture_close(&cap);
 }
 
 static inline bool golden_write(const char *path, const char *text)
@@ -109,10 +107,9 @@ static inline char *golden_replace(char *text, const char *from, const char *to)
 {
 	if (!text || !*from)
 		return text;
-	char *out = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&out, &len);
-	if (!f)
+	struct capture cap;
+	FILE *f = capture_open(&cap);
+	if (!cap.f)
 		return text;
 	size_t flen = strlen(from);
 	const char *p = text;
@@ -121,9 +118,8 @@ static inline char *golden_replace(char *text, const char *from, const char *to)
 		fputs(to, f);
 	}
 	fputs(p, f);
-	fclose(f);
 	free(text);
-	return out;
+	return capture_close(&cap);
 }
 
 /* text with the decimal number n, where no other digit touches it, replaced by word; frees text. */
@@ -133,10 +129,9 @@ static inline char *golden_replace_number(char *text, long n, const char *word)
 		return text;
 	char num[32];
 	snprintf(num, sizeof num, "%ld", n);
-	char *out = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&out, &len);
-	if (!f)
+	struct capture cap;
+	FILE *f = capture_open(&cap);
+	if (!cap.f)
 		return text;
 	size_t nlen = strlen(num);
 	const char *p = text;
@@ -147,9 +142,8 @@ static inline char *golden_replace_number(char *text, long n, const char *word)
 		fputs(alone ? word : num, f);
 	}
 	fputs(p, f);
-	fclose(f);
 	free(text);
-	return out;
+	return capture_close(&cap);
 }
 
 /*
@@ -161,10 +155,9 @@ static inline char *golden_mask(char *text, const char *start, const char *end, 
 {
 	if (!text || !*start || !*end)
 		return text;
-	char *out = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&out, &len);
-	if (!f)
+	struct capture cap;
+	FILE *f = capture_open(&cap);
+	if (!cap.f)
 		return text;
 	size_t slen = strlen(start);
 	const char *p = text;
@@ -178,9 +171,8 @@ static inline char *golden_mask(char *text, const char *start, const char *end, 
 		}
 	}
 	fputs(p, f);
-	fclose(f);
 	free(text);
-	return out;
+	return capture_close(&cap);
 }
 
 #endif
