@@ -46,7 +46,7 @@ static pid_t dead_pid(void)
 /*
  * The transcript of the runs since transcript_begin, for one golden file, with what changes from
  * run to run as fixed words: the temporary root (ROOT), the stand-in VM process (VMPID), this
- * process (PID), pids that are certainly not running (DEADPID), disk's measured interval.
+ * process (PID), pids that are certainly not running (DEADPID), how long disk and trim watched.
  */
 static struct capture transcript;
 static FILE *transcript_f;
@@ -75,8 +75,9 @@ static void transcript_check(const char *name)
 	char *text = capture_close(&transcript);
 	transcript_f = NULL;
 	text = golden_replace(text, t_root, "ROOT");
-	/* disk measures the interval it was given, and says how long it really was */
+	/* disk and trim say how long they really measured */
 	text = golden_mask(text, "Writes by vm over ", "\n", "INTERVAL");
+	text = golden_mask(text, ") after ", " s\n", "N");
 	text = golden_replace_number(text, (long)vm_child, "VMPID");
 	text = golden_replace_number(text, (long)getpid(), "PID");
 	for (size_t i = 0; i < ndead; i++)
@@ -236,9 +237,9 @@ TEST(agent_unreachable_is_5)
 	transcript_check("vmcost-agent-unreachable");
 }
 
-/* An agent answering once with body (HTTP 200) on the socket of the instance in dir (below the
- * root). */
-static pid_t agent_answers_in(const char *dir, const char *body)
+/* An agent answering count requests with body (HTTP 200) on the socket of the instance in dir
+ * (below the root). */
+static pid_t agent_answers_in(const char *dir, const char *body, int count)
 {
 	char path[4200];
 	snprintf(path, sizeof path, "%s/%s/sock", t_root, dir);
@@ -250,7 +251,7 @@ static pid_t agent_answers_in(const char *dir, const char *body)
 		     "%zu\r\nConnection: close\r\n\r\n%s",
 		     strlen(body), body) < 0)
 		return -1;
-	pid_t peer = t_fake_peer(path, response, 1, false);
+	pid_t peer = t_fake_peer(path, response, count, false);
 	free(response);
 	return peer;
 }
@@ -258,7 +259,7 @@ static pid_t agent_answers_in(const char *dir, const char *body)
 /* An agent answering once with body (HTTP 200) on instance run's socket. */
 static pid_t agent_answers(const char *body)
 {
-	return agent_answers_in("lima/run", body);
+	return agent_answers_in("lima/run", body, 1);
 }
 
 static void agent_gone(pid_t agent)
@@ -448,17 +449,41 @@ TEST(measurements_print_on_a_fake_proc)
 	transcript_begin();
 	char *doc = golden_read("tests/unit/fixtures/agent/checks.json");
 	CHECK(doc != NULL);
-	pid_t agent = agent_answers_in("fixed/vm", doc ? doc : "{}");
+	pid_t agent = agent_answers_in("fixed/vm", doc ? doc : "{}", 1);
 	CHECK_INT(run(cmd_doctor, "doctor", "vm", NULL), VMC_EXIT_OK);
 	waitpid(agent, NULL, 0);
 	free(doc);
 	doc = golden_read("tests/unit/fixtures/agent/wakeups.json");
 	CHECK(doc != NULL);
-	agent = agent_answers_in("fixed/vm", doc ? doc : "{}");
+	agent = agent_answers_in("fixed/vm", doc ? doc : "{}", 1);
 	CHECK_INT(run(cmd_wakeups, "wakeups", "vm", "1", NULL), VMC_EXIT_OK);
 	waitpid(agent, NULL, 0);
 	free(doc);
 	transcript_check("vmcost-agent-answers");
+
+	/*
+	 * trim asks GET /v1/status, then POST /v1/trim: one document answers both, as the fake
+	 * agent gives the same answer twice. Without reporting, the footprint is watched 3 s.
+	 */
+	static const char *const trims[] = {
+	    "{\"memory\": {\"total\": 2147483648, \"free\": 1073741824}, \"page_reporting\": "
+	    "{\"active\": false}, \"ran\": true, \"decision\": \"trimmed\", \"method\": "
+	    "\"memory.reclaim\", \"freed_bytes\": 838860800, \"file_cache_before\": 954204160, "
+	    "\"file_cache_after\": 115343360, \"compacted\": false}",
+	    "{\"memory\": {\"total\": 2147483648, \"free\": 1073741824}, \"ran\": false, "
+	    "\"decision\": \"nothing-to-do\", \"reason\": \"file cache 100 MiB is within the "
+	    "128 MiB floor\"}",
+	    "{\"memory\": {\"total\": 2147483648, \"free\": 1073741824}, \"ran\": false, "
+	    "\"decision\": \"failed\", \"reason\": \"memory.reclaim: Permission denied\"}",
+	};
+	transcript_begin();
+	for (size_t i = 0; i < sizeof trims / sizeof trims[0]; i++) {
+		agent = agent_answers_in("fixed/vm", trims[i], 2);
+		run(cmd_trim, "trim", "vm", NULL);
+		kill(agent, SIGKILL);
+		waitpid(agent, NULL, 0);
+	}
+	transcript_check("vmcost-trim");
 	vmc_fs_set_root("");
 	snprintf(home, sizeof home, "%s/lima", t_root);
 	setenv("LIMA_HOME", home, 1);
