@@ -6,6 +6,8 @@
 #                   ASan+UBSan, the agent's and lib's suites under musl, the agent's threaded
 #                   suites under ThreadSanitizer, shellcheck, lab tests;
 #                   ends with one "N passed, N failed" line; needs no real Lima (make lima-check)
+#   make test       the fast loop: make check without the lab (no VM) and without installing
+#                   packages (a missing one is named); about 9 minutes of CPU time here
 #   make demo       the main job on Linux: two lab VMs, memtest on each, side by side
 #
 # Component targets for working on one half:  make host | agent | unit | unit-host | unit-agent |
@@ -48,9 +50,9 @@ STD += -D_DARWIN_C_SOURCE
 endif
 WARN := -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla -Wundef
 # -Werror is for us, not for packagers: a newer compiler's new warning must not break a distro or
-# Homebrew build, so plain `make` warns and goes on. make check (its sub-makes inherit WERROR),
+# Homebrew build, so plain `make` warns and goes on. make check and make test (their sub-makes inherit WERROR),
 # the sanitizer and fuzz builds and CI always turn warnings into errors.
-ifneq ($(filter check,$(MAKECMDGOALS)),)
+ifneq ($(filter check test,$(MAKECMDGOALS)),)
 WERROR ?= -Werror
 endif
 WERROR ?=
@@ -97,7 +99,7 @@ else
 ALL_BINS := $(HOST_BIN)
 endif
 
-.PHONY: all man host agent agent-static check check-run unit unit-lib unit-host unit-agent lint \
+.PHONY: all man host agent agent-static check check-run test unit unit-lib unit-host unit-agent lint \
 	script-tests lab lab-check lima lima-check demo deps deps-ensure deps-check install uninstall clean format fuzz \
 	fuzz-build darwin-check
 
@@ -202,18 +204,20 @@ ifneq ($(UNAME_S),Linux)
 UNIT_AGENT :=
 endif
 UNIT_DIR := $(B)/asan/tests
+# The suites are single files that include header-only helpers (check.h, golden.h ...).
+UNIT_HEADERS := $(wildcard tests/unit/*.h)
 
-$(UNIT_DIR)/lib_%: tests/unit/lib_%.c tests/unit/check.h $(B)/asan/libvmcost.a
+$(UNIT_DIR)/lib_%: tests/unit/lib_%.c $(UNIT_HEADERS) $(B)/asan/libvmcost.a
 	@mkdir -p $(@D)
 	$(call say,LD-SAN,$@)$(CC) $(CFLAGS_ASAN) $(call side_inc,$<) -Itests/unit -o $@ $< $(B)/asan/libvmcost.a $(HOST_LIBS) $(LDFLAGS_ASAN)
 
-$(UNIT_DIR)/host_%: tests/unit/host_%.c tests/unit/check.h $(B)/asan/libvmcost-host.a \
+$(UNIT_DIR)/host_%: tests/unit/host_%.c $(UNIT_HEADERS) $(B)/asan/libvmcost-host.a \
 		$(B)/asan/libvmcost.a
 	@mkdir -p $(@D)
 	$(call say,LD-SAN,$@)$(CC) $(CFLAGS_ASAN) $(call side_inc,$<) -Itests/unit -o $@ $< $(B)/asan/libvmcost-host.a $(B)/asan/libvmcost.a \
 		$(HOST_LIBS) $(LDFLAGS_ASAN)
 
-$(UNIT_DIR)/agent_%: tests/unit/agent_%.c tests/unit/check.h $(B)/asan/libvmcost-agent.a \
+$(UNIT_DIR)/agent_%: tests/unit/agent_%.c $(UNIT_HEADERS) $(B)/asan/libvmcost-agent.a \
 		$(B)/asan/libvmcost.a
 	@mkdir -p $(@D)
 	$(call say,LD-SAN,$@)$(CC) $(CFLAGS_ASAN) $(call side_inc,$<) -Itests/unit -o $@ $< $(B)/asan/libvmcost-agent.a \
@@ -309,6 +313,23 @@ check: deps-ensure
 	$(call stage,lint); \
 	$(call stage,script-tests); \
 	if [ "$(UNAME_S)" = Linux ]; then $(call stage,lab-check); fi; \
+	tests/total $(B)/logs || rc=1; exit $$rc
+
+# The fast loop: every stage of make check that needs no VM and installs nothing (no deps-ensure,
+# no lab-check), so it can run after each change. A missing build package is named (make deps
+# installs it), never installed.
+TEST_BUILD = $(filter-out $(HOST_ASAN_BIN) $(AGENT_STATIC_BIN),$(CHECK_BUILD))
+test: deps-check
+	@rm -rf $(B)/logs
+	@rc=0; \
+	$(MAKE) --no-print-directory -j$(JOBS) $(ALL_BINS) || exit 1; \
+	$(MAKE) --no-print-directory -k -j$(JOBS) $(TEST_BUILD) || true; \
+	$(call stage,unit); \
+	if [ "$(UNAME_S)" = Linux ]; then $(call stage,unit-musl); fi; \
+	if [ "$(UNAME_S)" = Linux ]; then $(call stage,tsan); fi; \
+	$(call stage,darwin-check); \
+	$(call stage,lint); \
+	$(call stage,script-tests); \
 	tests/total $(B)/logs || rc=1; exit $$rc
 
 demo: deps-ensure

@@ -36,12 +36,12 @@ agent-static: $(AGENT_STATIC_BIN)
 $(AGENT_STATIC_BIN): $(B)/musl/guest-agent/main.o $(B)/musl/libvmcost-agent.a $(B)/musl/libvmcost.a
 	$(call say,LD-MUS,$@)$(MUSL_CC) -static -O2 -o $@ $^ $(MUSL_LIBS)
 
-$(MUSL_UNIT_DIR)/lib_%: tests/unit/lib_%.c tests/unit/check.h $(B)/musl/libvmcost.a
+$(MUSL_UNIT_DIR)/lib_%: tests/unit/lib_%.c $(UNIT_HEADERS) $(B)/musl/libvmcost.a
 	@mkdir -p $(@D)
 	$(call say,LD-MUS,$@)$(MUSL_CC) $(MUSL_CFLAGS) $(call side_inc,$<) -Itests/unit -static -o $@ $< \
 		$(B)/musl/libvmcost.a $(MUSL_LIBS)
 
-$(MUSL_UNIT_DIR)/agent_%: tests/unit/agent_%.c tests/unit/check.h $(B)/musl/libvmcost-agent.a \
+$(MUSL_UNIT_DIR)/agent_%: tests/unit/agent_%.c $(UNIT_HEADERS) $(B)/musl/libvmcost-agent.a \
 		$(B)/musl/libvmcost.a $(MUSL_DEPS)/tests.ready
 	@mkdir -p $(@D)
 	$(call say,LD-MUS,$@)$(MUSL_CC) $(MUSL_CFLAGS) $(call side_inc,$<) -Itests/unit -static -o $@ $< \

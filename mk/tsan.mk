@@ -18,7 +18,7 @@ $(B)/tsan/%.o: %.c
 	@mkdir -p $(@D)
 	$(call say,CC-TSA,$<)$(CC) $(CFLAGS_TSAN) $(call side_inc,$<) $(if $(filter lib/%,$<),$(WARN_LIB)) -MMD -MP -c $< -o $@
 
-$(TSAN_DIR)/agent_%: tests/unit/agent_%.c tests/unit/check.h $(B)/tsan/libvmcost-agent.a \
+$(TSAN_DIR)/agent_%: tests/unit/agent_%.c $(UNIT_HEADERS) $(B)/tsan/libvmcost-agent.a \
 		$(B)/tsan/libvmcost.a
 	@mkdir -p $(@D)
 	$(call say,LD-TSA,$@)$(CC) $(CFLAGS_TSAN) $(call side_inc,$<) -Itests/unit -o $@ $< $(B)/tsan/libvmcost-agent.a \

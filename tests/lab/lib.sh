@@ -10,18 +10,6 @@ LAB_TEST_INSTANCES=""
 # shellcheck source=tests/suite.sh
 . "$LAB_TEST_REPO/tests/suite.sh"
 
-# check MSG CMD...: passes when CMD succeeds.
-check() {
-	msg=$1
-	shift
-	if "$@"; then ok "$msg"; else fail "$msg"; fi
-}
-
-summary() {
-	suite_summary
-	exit $?
-}
-
 # lab_tree PID: the process and everything below it, parents first.
 lab_tree() {
 	echo "$1"

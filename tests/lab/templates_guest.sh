@@ -16,8 +16,6 @@ trap 'rm -rf "$work"; lab_cleanup' EXIT
 lab_start tpl
 in_guest() { "$vm" shell tpl -- "$@"; }
 in_chroot() { "$vm" shell tpl -- chroot /mnt/scratch /bin/busybox env PATH=/stubs:/bin "$@"; }
-# has TEXT ERE: a line of TEXT matches.
-has() { printf '%s\n' "$1" | grep -Eq -- "$2"; }
 
 # The chroot: busybox, stand-ins for OpenRC and grub-mkconfig, and the files of Lima's Alpine
 # cloud image that the scripts edit.
@@ -64,7 +62,7 @@ for f in boot-quiet-disk.sh boot-kernel-args.sh idle-tunings.sh; do
 done
 check "chroot on the scratch disk is set up" in_guest sh -c \
 	'sh /tmp/setup.sh && cp /tmp/boot-quiet-disk.sh /tmp/boot-kernel-args.sh /tmp/idle-tunings.sh /mnt/scratch/'
-check "inside the chroot the scratch ext4 is /" has "$(in_chroot cat /proc/mounts)" '^/dev/vda / ext4 '
+check "inside the chroot the scratch ext4 is /" matches "$(in_chroot cat /proc/mounts)" '^/dev/vda / ext4 '
 
 # ---- boot-quiet-disk.sh --------------------------------------------------------------------------
 if out=$(in_chroot sh /boot-quiet-disk.sh 2>&1); then ok "boot-quiet-disk.sh runs"; else
@@ -72,15 +70,15 @@ if out=$(in_chroot sh /boot-quiet-disk.sh 2>&1); then ok "boot-quiet-disk.sh run
 	echo "$out" | sed 's/^/    /'
 fi
 mounts=$(in_chroot cat /proc/mounts)
-check "/var/log is a 64 MiB tmpfs" has "$mounts" '^tmpfs /var/log tmpfs .*size=65536k'
-check "the root ext4 commits every 60 s" has "$mounts" '^/dev/vda / ext4 .*commit=60'
+check "/var/log is a 64 MiB tmpfs" matches "$mounts" '^tmpfs /var/log tmpfs .*size=65536k'
+check "the root ext4 commits every 60 s" matches "$mounts" '^/dev/vda / ext4 .*commit=60'
 check "what was logged before the mount is in the tmpfs" \
-	has "$(in_chroot cat /var/log/cloud-init.log)" '^first boot log$'
+	matches "$(in_chroot cat /var/log/cloud-init.log)" '^first boot log$'
 fstab=$(in_chroot cat /etc/fstab)
 check "fstab mounts /var/log on tmpfs from the next boot" \
-	has "$fstab" '^tmpfs[[:space:]]+/var/log[[:space:]]+tmpfs'
+	matches "$fstab" '^tmpfs[[:space:]]+/var/log[[:space:]]+tmpfs'
 check "fstab's root line has commit=60" \
-	has "$fstab" '^/dev/vda[[:space:]]+/[[:space:]]+ext4[[:space:]]+rw,relatime,commit=60'
+	matches "$fstab" '^/dev/vda[[:space:]]+/[[:space:]]+ext4[[:space:]]+rw,relatime,commit=60'
 before=$(in_chroot sh -c 'md5sum /etc/fstab; grep -c " /var/log " /proc/mounts')
 in_chroot sh /boot-quiet-disk.sh >/dev/null 2>&1
 after=$(in_chroot sh -c 'md5sum /etc/fstab; grep -c " /var/log " /proc/mounts')
@@ -93,8 +91,8 @@ if out=$(in_chroot sh /boot-kernel-args.sh 2>&1); then ok "boot-kernel-args.sh r
 fi
 args=$(sed -n 's/^[[:space:]]*kernel_args="\(.*\)"$/\1/p' "$repo/provision/boot-kernel-args.sh")
 check "grub.cfg carries the kernel arguments ($args)" \
-	has "$(in_chroot cat /boot/grub/grub.cfg)" "^linux /vmlinuz console=ttyS0 $args\$"
-check "grub.cfg waits for nobody" has "$(in_chroot cat /boot/grub/grub.cfg)" '^set timeout=0$'
+	matches "$(in_chroot cat /boot/grub/grub.cfg)" "^linux /vmlinuz console=ttyS0 $args\$"
+check "grub.cfg waits for nobody" matches "$(in_chroot cat /boot/grub/grub.cfg)" '^set timeout=0$'
 before=$(in_chroot sh -c 'find /etc /boot -type f | sort | xargs md5sum')
 in_chroot sh /boot-kernel-args.sh >/dev/null 2>&1
 after=$(in_chroot sh -c 'find /etc /boot -type f | sort | xargs md5sum')
@@ -107,12 +105,12 @@ if out=$(in_chroot sh /idle-tunings.sh 2>&1); then ok "idle-tunings.sh runs"; el
 fi
 echo "$out" | sed 's/^/    /'
 tab=$(in_chroot cat /etc/inittab)
-check "getty kept on ttyS0 (a 16550A)" has "$tab" '^ttyS0::'
-check "getty kept on tty1 (a virtual terminal)" has "$tab" '^tty1::'
-check "getty removed from ttyS1 (registered, no UART)" has "$tab" '^#vmcost-no-console# ttyS1::'
-check "getty removed from ttyAMA0 (absent)" has "$tab" '^#vmcost-no-console# ttyAMA0::'
-check "syslogd ring buffer" has "$(in_chroot cat /etc/conf.d/syslog)" '^SYSLOGD_OPTS="-t -C64"$'
-check "fstrim ran on the ext4 root" has "$out" '^/: |fstrim / failed'
+check "getty kept on ttyS0 (a 16550A)" matches "$tab" '^ttyS0::'
+check "getty kept on tty1 (a virtual terminal)" matches "$tab" '^tty1::'
+check "getty removed from ttyS1 (registered, no UART)" matches "$tab" '^#vmcost-no-console# ttyS1::'
+check "getty removed from ttyAMA0 (absent)" matches "$tab" '^#vmcost-no-console# ttyAMA0::'
+check "syslogd ring buffer" matches "$(in_chroot cat /etc/conf.d/syslog)" '^SYSLOGD_OPTS="-t -C64"$'
+check "fstrim ran on the ext4 root" matches "$out" '^/: |fstrim / failed'
 before=$(in_chroot sh -c 'find /etc /boot -type f | sort | xargs md5sum')
 in_chroot sh /idle-tunings.sh >/dev/null 2>&1
 after=$(in_chroot sh -c 'find /etc /boot -type f | sort | xargs md5sum')
@@ -125,11 +123,11 @@ if out=$(in_chroot sh /idle-tunings.sh 2>&1); then ok "idle-tunings.sh runs with
 	echo "$out" | sed 's/^/    /'
 fi
 check "without GRUB: the kernel's lockup watchdog is turned off" \
-	has "$(in_guest cat /proc/sys/kernel/watchdog)" '^0$'
+	matches "$(in_guest cat /proc/sys/kernel/watchdog)" '^0$'
 check "without GRUB: proactive compaction is turned off" \
-	has "$(in_guest cat /proc/sys/vm/compaction_proactiveness)" '^0$'
+	matches "$(in_guest cat /proc/sys/vm/compaction_proactiveness)" '^0$'
 check "without GRUB: /etc/sysctl.d keeps both for the next boot" \
-	has "$(in_chroot cat /etc/sysctl.d/60-vmcost-idle.conf)" '^vm.compaction_proactiveness = 0$'
+	matches "$(in_chroot cat /etc/sysctl.d/60-vmcost-idle.conf)" '^vm.compaction_proactiveness = 0$'
 in_guest sh -c 'umount /mnt/scratch/var/log /mnt/scratch/run /mnt/scratch/dev /mnt/scratch/sys /mnt/scratch/proc'
 "$vm" stop tpl >/dev/null 2>&1
 
@@ -138,29 +136,29 @@ lab_start tpl-args --cmdline "$args"
 in_args_guest() { "$vm" shell tpl-args -- "$@"; }
 cmdline=$(in_args_guest cat /proc/cmdline | tr ' ' '\n')
 for arg in $args; do
-	check "booted with $arg" has "$cmdline" "^$arg\$"
+	check "booted with $arg" matches "$cmdline" "^$arg\$"
 	case $arg in
 	init_on_free=1)
-		check "init_on_free=1: freed pages are zeroed" has "$(in_args_guest dmesg)" 'heap free:on'
+		check "init_on_free=1: freed pages are zeroed" matches "$(in_args_guest dmesg)" 'heap free:on'
 		;;
 	psi=1)
 		check "psi=1: /proc/pressure/cpu is readable" \
-			has "$(in_args_guest cat /proc/pressure/cpu)" '^some avg10='
+			matches "$(in_args_guest cat /proc/pressure/cpu)" '^some avg10='
 		;;
 	nowatchdog)
 		check "nowatchdog: the lockup watchdog is off" \
-			has "$(in_args_guest cat /proc/sys/kernel/watchdog)" '^0$'
+			matches "$(in_args_guest cat /proc/sys/kernel/watchdog)" '^0$'
 		;;
 	sysctl.vm.compaction_proactiveness=0)
 		check "proactive compaction is off" \
-			has "$(in_args_guest cat /proc/sys/vm/compaction_proactiveness)" '^0$'
+			matches "$(in_args_guest cat /proc/sys/vm/compaction_proactiveness)" '^0$'
 		;;
 	transparent_hugepage=madvise)
 		check "THP only on madvise" \
-			has "$(in_args_guest cat /sys/kernel/mm/transparent_hugepage/enabled)" '\[madvise\]'
+			matches "$(in_args_guest cat /sys/kernel/mm/transparent_hugepage/enabled)" '\[madvise\]'
 		;;
 	tsc=reliable)
-		check "tsc=reliable: the TSC is the clocksource" has "$(in_args_guest cat \
+		check "tsc=reliable: the TSC is the clocksource" matches "$(in_args_guest cat \
 			/sys/devices/system/clocksource/clocksource0/current_clocksource)" '^tsc$'
 		;;
 	*) fail "no check for kernel argument $arg: add one here" ;;

@@ -48,8 +48,6 @@ set -u
 LIMA_TEST_REPO=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/suite.sh
 . "$LIMA_TEST_REPO/tests/suite.sh"
-# tests/suite.sh gains skip (counted in the summary); until then a skip is only printed.
-command -v skip >/dev/null 2>&1 || skip() { echo "skip $*"; }
 # shellcheck source=lab/lima/lib.sh
 . "$LIMA_TEST_REPO/lab/lima/lib.sh"
 
@@ -58,16 +56,6 @@ LIMA_TEST_USER=${VMCOST_LIMA_USER:-vmcost-test}
 LIMA_TEST_OWNS_INSTANCE=0
 LIMA_BOOT_TIMEOUT=${VMCOST_LIMA_BOOT_TIMEOUT:-40m}
 
-check() {
-	msg=$1
-	shift
-	if "$@"; then ok "$msg"; else fail "$msg"; fi
-}
-
-summary() {
-	suite_summary
-	exit $?
-}
 
 lima_log() {
 	echo "lima: $*" >&2

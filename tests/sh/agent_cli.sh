@@ -18,19 +18,6 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 
-# expect NAME CODE TEXT CMD...: exit status CODE and TEXT in stderr.
-expect() {
-	name=$1 code=$2 text=$3
-	shift 3
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	if [ "$rc" -eq "$code" ] && grep -qF -- "$text" "$tmp/err"; then
-		ok "$name"
-	else
-		fail "$name (exit $rc, expected $code; stderr: $(head -c 300 "$tmp/err"))"
-	fi
-}
-
 config() { # file, then YAML lines
 	file=$1
 	shift
@@ -85,26 +72,26 @@ if [ ! -x "$agent" ]; then
 fi
 
 # ---- bad command lines and configs ------------------------------------------------------------
-expect "unknown run option is a usage error" 2 "unknown option" "$agent" run --bogus
-expect "--config without a file is a usage error" 2 "--config needs a file" "$agent" run --config
-expect "a missing --config file is a usage error" 2 "cannot read (check the --config path): No such file or directory" \
+expect_stderr "unknown run option is a usage error" 2 "unknown option" "$agent" run --bogus
+expect_stderr "--config without a file is a usage error" 2 "--config needs a file" "$agent" run --config
+expect_stderr "a missing --config file is a usage error" 2 "cannot read (check the --config path): No such file or directory" \
 	"$agent" run --config "$tmp/absent.yaml"
 config "$tmp/unknown.yaml" "interval: 10m" "# comment" "flor: 1G"
-expect "an unknown key names file, line and key" 8 "unknown.yaml:3: key \"flor\": unknown key" \
+expect_stderr "an unknown key names file, line and key" 8 "unknown.yaml:3: key \"flor\": unknown key" \
 	"$agent" run --config "$tmp/unknown.yaml"
 config "$tmp/value.yaml" "socket-mode: 0999"
-expect "a bad value names file, line and key" 8 "value.yaml:1: key \"socket-mode\"" \
+expect_stderr "a bad value names file, line and key" 8 "value.yaml:1: key \"socket-mode\"" \
 	"$agent" run --config "$tmp/value.yaml"
 config "$tmp/syntax.yaml" "interval: [10m"
-expect "a YAML syntax error names the file" 8 "syntax.yaml: line" \
+expect_stderr "a YAML syntax error names the file" 8 "syntax.yaml: line" \
 	"$agent" run --config "$tmp/syntax.yaml"
 config "$tmp/nodir.yaml" "socket: $tmp/no/such/dir/agent.sock" "socket-group: root"
-expect "a socket in a missing directory fails to start" 1 "its directory does not exist" \
+expect_stderr "a socket in a missing directory fails to start" 1 "its directory does not exist" \
 	"$agent" run --config "$tmp/nodir.yaml"
 if [ -e "$tmp/no" ]; then fail "nothing created for the missing directory"; else ok "nothing created for the missing directory"; fi
 mkdir "$tmp/open" && chmod 1777 "$tmp/open"
 config "$tmp/open.yaml" "socket: $tmp/open/agent.sock" "socket-group: root"
-expect "a socket in a directory others can write to is refused" 1 "lets others write there" \
+expect_stderr "a socket in a directory others can write to is refused" 1 "lets others write there" \
 	"$agent" run --config "$tmp/open.yaml"
 if [ -z "$(ls -A "$tmp/open")" ]; then ok "nothing created in that directory"; else fail "nothing created in that directory ($(ls -A "$tmp/open"))"; fi
 
@@ -125,7 +112,7 @@ if command -v curl >/dev/null 2>&1; then
 else
 	fail "curl is needed for the API checks (apt-get install curl)"
 fi
-expect "a second agent on the same socket is refused" 1 "another process is serving" \
+expect_stderr "a second agent on the same socket is refused" 1 "another process is serving" \
 	"$agent" run --config "$tmp/agent.yaml"
 if [ -S "$sock" ] && kill -0 "$daemon_pid" 2>/dev/null; then ok "the first agent keeps its socket"; else fail "the first agent keeps its socket"; fi
 # A request still running at SIGTERM gets the 2 s grace, not the idle timer's slack (60 s with
@@ -159,7 +146,7 @@ if [ "$rc" -eq 0 ] && [ ! -e "$sock" ]; then ok "SIGINT: exit 0, socket removed"
 
 # A regular file at the socket path is somebody's data: refuse, keep it.
 echo precious >"$sock"
-expect "a regular file at the socket path is refused" 1 "exists and is not a socket" \
+expect_stderr "a regular file at the socket path is refused" 1 "exists and is not a socket" \
 	"$agent" run --config "$tmp/agent.yaml"
 if [ "$(cat "$sock")" = precious ]; then ok "the file is kept"; else fail "the file is kept"; fi
 

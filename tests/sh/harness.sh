@@ -16,17 +16,6 @@ suite() {
 	chmod +x "$tmp/$1"
 }
 
-expect_rc() { # what expected-rc cmd...
-	what=$1 want=$2
-	shift 2
-	"$@" >"$tmp/out" 2>&1
-	got=$?
-	if [ "$got" = "$want" ]; then ok "$what"; else fail "$what (exit $got, expected $want: $(tr '\n' ' ' <"$tmp/out"))"; fi
-}
-
-expect_out() { # what text
-	if grep -qF -- "$2" "$tmp/out"; then ok "$1"; else fail "$1 (no \"$2\" in: $(tr '\n' ' ' <"$tmp/out"))"; fi
-}
 
 suite green "3 passed, 0 failed, 0 skipped"
 suite skips "2 passed, 0 failed, 1 skipped"
@@ -35,23 +24,23 @@ suite red "1 passed, 1 failed, 0 skipped"
 suite none "0 passed, 0 failed, 0 skipped"
 suite silent "hello"
 
-expect_rc "run-suite: a green suite passes" 0 "$here/run-suite" "$tmp/logs" green "$tmp/green"
-expect_out "run-suite: prints all three counts" "-- green: 3 passed, 0 failed, 0 skipped"
-expect_rc "run-suite: skips alone do not fail a suite" 0 "$here/run-suite" "$tmp/logs" skips "$tmp/skips"
-expect_rc "run-suite: a line without the skipped count means 0 skipped" 0 "$here/run-suite" "$tmp/logs" old "$tmp/old"
-expect_out "run-suite: ... and says so" "-- old: 4 passed, 0 failed, 0 skipped"
-expect_rc "run-suite: a failed test fails the suite" 1 "$here/run-suite" "$tmp/logs2" red "$tmp/red"
-expect_rc "run-suite: nothing ran fails the suite" 1 "$here/run-suite" "$tmp/logs2" none "$tmp/none"
-expect_rc "run-suite: no summary line fails the suite" 1 "$here/run-suite" "$tmp/logs2" silent "$tmp/silent"
+expect "run-suite: a green suite passes" 0 "$here/run-suite" "$tmp/logs" green "$tmp/green"
+has "run-suite: prints all three counts" "$tmp/out" "-- green: 3 passed, 0 failed, 0 skipped"
+expect "run-suite: skips alone do not fail a suite" 0 "$here/run-suite" "$tmp/logs" skips "$tmp/skips"
+expect "run-suite: a line without the skipped count means 0 skipped" 0 "$here/run-suite" "$tmp/logs" old "$tmp/old"
+has "run-suite: ... and says so" "$tmp/out" "-- old: 4 passed, 0 failed, 0 skipped"
+expect "run-suite: a failed test fails the suite" 1 "$here/run-suite" "$tmp/logs2" red "$tmp/red"
+expect "run-suite: nothing ran fails the suite" 1 "$here/run-suite" "$tmp/logs2" none "$tmp/none"
+expect "run-suite: no summary line fails the suite" 1 "$here/run-suite" "$tmp/logs2" silent "$tmp/silent"
 
-expect_rc "total: green and skipping suites pass" 0 env -u VMCOST_NO_SKIPS "$here/total" "$tmp/logs"
-expect_out "total: sums all three counts" "9 passed, 0 failed, 1 skipped"
-expect_out "total: names the suite that skipped" "skipped 1: skips.log"
-expect_rc "total: VMCOST_NO_SKIPS=1 turns a skip into a failure" 1 env VMCOST_NO_SKIPS=1 "$here/total" "$tmp/logs"
-expect_rc "total: a failed suite fails the total" 1 "$here/total" "$tmp/logs2"
-expect_out "total: names the failed suite" "failed suite: red.log"
+expect "total: green and skipping suites pass" 0 env -u VMCOST_NO_SKIPS "$here/total" "$tmp/logs"
+has "total: sums all three counts" "$tmp/out" "9 passed, 0 failed, 1 skipped"
+has "total: names the suite that skipped" "$tmp/out" "skipped 1: skips.log"
+expect "total: VMCOST_NO_SKIPS=1 turns a skip into a failure" 1 env VMCOST_NO_SKIPS=1 "$here/total" "$tmp/logs"
+expect "total: a failed suite fails the total" 1 "$here/total" "$tmp/logs2"
+has "total: names the failed suite" "$tmp/out" "failed suite: red.log"
 rm -rf "$tmp/empty" && mkdir "$tmp/empty"
-expect_rc "total: no suite at all fails" 1 "$here/total" "$tmp/empty"
+expect "total: no suite at all fails" 1 "$here/total" "$tmp/empty"
 
 # The shell helpers: skip counts and shows its reason; the summary has three counts.
 out=$(

@@ -17,25 +17,6 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-# expect NAME CODE CMD...: CMD exits with CODE.
-expect() {
-	name=$1 code=$2
-	shift 2
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	if [ "$rc" -eq "$code" ]; then ok "$name (exit $code)"; else
-		fail "$name: exit $rc, expected $code; stderr: $(head -c 300 "$tmp/err")"
-	fi
-}
-# json_true FILE FILTER: FILE holds JSON for which FILTER is true. jq 1.6 -e exits 0 on an empty
-# file, so emptiness is checked first (a command that printed nothing must not pass).
-json_true() {
-	[ -s "$1" ] && jq -e "$2" "$1" >/dev/null 2>&1
-}
-# has NAME FILE TEXT: FILE contains TEXT.
-has() {
-	if grep -qF -- "$3" "$2"; then ok "$1"; else fail "$1: no \"$3\" in $(head -c 300 "$2")"; fi
-}
 
 export LIMA_HOME="$tmp/lima"
 mkdir -p "$tmp/bin" "$LIMA_HOME"

@@ -48,11 +48,6 @@ awk -v dir=templates '
 	/^  content: \|/ { incontent = 1; next }
 	/^  [a-z]/ { incontent = 0 }
 	' "$fragment" >"$tmp/fragment-agent.yaml"
-check() { # description, command...
-	desc=$1
-	shift
-	if "$@" >/dev/null 2>&1; then ok "$desc"; else fail "$desc"; fi
-}
 check "the fragment installs /etc/vmcost/agent.yaml" test -s "$tmp/fragment-agent.yaml"
 # Lima renders {{.User}} in data content; the test points the socket and nothing else elsewhere.
 sed -e 's/{{\.User}}/'"$user"'/g' -e '/^socket:/d' -e '/^trim:/d' "$tmp/fragment-agent.yaml" >"$tmp/agent.yaml"

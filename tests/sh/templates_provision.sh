@@ -13,11 +13,6 @@ stubs=$repo/tests/sh/provision-stubs
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-check() { # description, command...
-	desc=$1
-	shift
-	if "$@" >/dev/null 2>&1; then ok "$desc"; else fail "$desc"; fi
-}
 
 # Alpine runs these with busybox's applets: put them on PATH when busybox is here. The shell stays
 # /bin/sh: a busybox shell built with "prefer applets" would bypass the stubs and, as root, really
@@ -583,11 +578,11 @@ docker_tests() {
 		sed 's/^/    /' "$tmp/docker.out"
 	fi
 	check "docker: installs Alpine's docker package" grep -qx 'apk add docker docker-openrc' "$tmp/docker.log"
-	check "docker: daemon.json is valid JSON" jq -e . "$r/etc/docker/daemon.json"
+	check "docker: daemon.json is valid JSON" json_true "$r/etc/docker/daemon.json" .
 	check "docker: container logs rotate (3 x 10m)" \
-		jq -e '."log-driver" == "json-file" and ."log-opts"."max-size" == "10m" and ."log-opts"."max-file" == "3"' "$r/etc/docker/daemon.json"
+		json_true "$r/etc/docker/daemon.json" '."log-driver" == "json-file" and ."log-opts"."max-size" == "10m" and ."log-opts"."max-file" == "3"'
 	check "docker: BuildKit garbage collection at 10GB" \
-		jq -e '.builder.gc.enabled == true and .builder.gc.defaultKeepStorage == "10GB"' "$r/etc/docker/daemon.json"
+		json_true "$r/etc/docker/daemon.json" '.builder.gc.enabled == true and .builder.gc.defaultKeepStorage == "10GB"'
 	check "docker: the user is in the docker group" grep -qx 'docker:x:101:tester' "$r/etc/group"
 	check "docker: dockerd is in the default runlevel" test -L "$r/etc/runlevels/default/docker"
 	check "docker: dockerd is started" test -e "$r/run/openrc/started/docker"

@@ -4,6 +4,7 @@
 #include "balloon.h"
 #include "check.h"
 #include "fakeroot.h"
+#include "golden.h"
 #include "jsonutil.h"
 #include "print_capture.h"
 
@@ -57,6 +58,9 @@ TEST(kernel_61_balloon_with_reporting)
 	CHECK_INT(json_integer_value(
 		      json_object_get(json_object_get(doc, "page_reporting_order"), "value")),
 		  9);
+	char *text = print_capture(balloon_print, doc);
+	CHECK_GOLDEN(text, "agent-balloon-reporting");
+	free(text);
 	json_decref(doc);
 }
 
@@ -136,13 +140,8 @@ TEST(no_balloon_document)
 	CHECK(json_is_false(json_object_get(doc, "present")));
 	CHECK(json_is_null(json_object_get(doc, "device")));
 	CHECK(json_is_null(json_object_get(json_object_get(doc, "balloon"), "bytes")));
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	balloon_print(f, doc);
-	fclose(f);
-	CHECK_CONTAINS(text, "none: the host cannot take freed guest memory back");
-	CHECK_CONTAINS(text, "free-page reporting off");
+	char *text = print_capture(balloon_print, doc);
+	CHECK_GOLDEN(text, "agent-balloon-none");
 	free(text);
 	json_decref(doc);
 }

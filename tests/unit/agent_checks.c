@@ -8,6 +8,7 @@
 #include "check.h"
 #include "checks.h"
 #include "fakeroot.h"
+#include "golden.h"
 #include "jsonutil.h"
 #include "print_capture.h"
 
@@ -151,41 +152,26 @@ TEST(cloud_image_as_shipped_is_flagged)
 	alpine_cloud_as_shipped();
 	json_t *doc = run_checks();
 	CHECK_STR(vmc_json_get_str(json_object_get(doc, "vmm"), "guess"), "vz");
+	/* The statuses; what each check says is in human_output's golden file. */
 	CHECK_STR(status_of(doc, "init-on-free"), "warn");
-	CHECK_CONTAINS(field(doc, "init-on-free", "why"),
-		       "4193 MB without init_on_free vs 2054 MB");
-	CHECK_CONTAINS(field(doc, "init-on-free", "observed"), "off (from boot log");
 	CHECK_STR(status_of(doc, "balloon"), "ok");
 	CHECK_STR(status_of(doc, "free-page-reporting"), "warn");
-	CHECK_CONTAINS(field(doc, "free-page-reporting", "fix"), "VZ has no free-page reporting");
 	CHECK_STR(status_of(doc, "page-poison"), "n/a");
 	CHECK_STR(status_of(doc, "init-on-free-reporting"), "ok");
 	CHECK_STR(status_of(doc, "page-reporting-order"), "n/a");
-	CHECK_CONTAINS(field(doc, "page-reporting-order", "observed"), "unset (-1)");
 	CHECK_STR(status_of(doc, "psi"), "warn");
-	CHECK_CONTAINS(field(doc, "psi", "fix"), "psi=1");
 	CHECK_STR(status_of(doc, "thp"), "warn");
 	CHECK_STR(status_of(doc, "kfence"), "warn");
-	CHECK_CONTAINS(field(doc, "kfence", "why"), "every 100 ms (10 wakeups/s)");
 	CHECK_STR(status_of(doc, "compaction-proactiveness"), "warn");
 	CHECK_STR(status_of(doc, "soft-lockup-watchdog"), "warn");
-	CHECK_CONTAINS(field(doc, "soft-lockup-watchdog", "why"), "every 4.0 s");
 	CHECK_STR(status_of(doc, "var-log-tmpfs"), "warn");
-	CHECK_CONTAINS(field(doc, "var-log-tmpfs", "why"), "~25 KB/min of ext4 journal writes");
 	CHECK_STR(status_of(doc, "root-commit"), "warn");
-	CHECK_CONTAINS(field(doc, "root-commit", "observed"), "commit=5 s (default)");
 	CHECK_STR(status_of(doc, "syslogd-ring-buffer"), "warn");
-	CHECK_CONTAINS(field(doc, "syslogd-ring-buffer", "fix"), "-C64");
 	CHECK_STR(status_of(doc, "inittab-gettys"), "warn");
-	CHECK_STR(field(doc, "inittab-gettys", "observed"), "getty respawns on missing ttyAMA0");
-	CHECK_CONTAINS(field(doc, "inittab-gettys", "why"), "1.27 to 1.00 % of a host core");
 	CHECK_STR(status_of(doc, "cloud-init-hotplugd"), "warn");
 	CHECK_STR(status_of(doc, "grub-timeout"), "warn");
-	CHECK_CONTAINS(field(doc, "grub-timeout", "why"), "waits 10 s");
 	CHECK_STR(status_of(doc, "fstrim-at-boot"), "warn");
-	CHECK_CONTAINS(field(doc, "fstrim-at-boot", "why"), "2 GB at once");
 	CHECK_STR(status_of(doc, "docker-log-limits"), "warn");
-	CHECK_CONTAINS(field(doc, "docker-log-limits", "why"), "11.2 of 11.8 GB");
 	CHECK_STR(status_of(doc, "docker-builder-gc"), "warn");
 	CHECK_STR(status_of(doc, "lima-guestagent-log"), "warn");
 	CHECK_INT(json_integer_value(json_object_get(json_object_get(doc, "summary"), "fail")), 0);
@@ -417,15 +403,10 @@ TEST(human_output_ranks_problems_after_the_table)
 {
 	alpine_cloud_as_shipped();
 	json_t *doc = run_checks();
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	checks_print(f, doc, false);
-	fclose(f);
-	CHECK_CONTAINS(text, "STATUS CHECK");
-	CHECK_CONTAINS(text, "warn   inittab-gettys             getty respawns on missing ttyAMA0");
-	CHECK_CONTAINS(text, "     fix: comment out the ttyAMA0 line(s) in /etc/inittab");
-	CHECK_CONTAINS(text, "(VMM: vz, DMI \"Apple Inc. Apple Virtualization Generic Platform\")");
+	struct capture cap;
+	checks_print(capture_open(&cap), doc, false);
+	char *text = capture_close(&cap);
+	CHECK_GOLDEN(text, "agent-check-cloud-image");
 	CHECK(strstr(text, "\033[") == NULL);
 	free(text);
 	json_decref(doc);

@@ -223,10 +223,10 @@ TEST(stop_while_touching_unmaps_in_process)
 	uint64_t after = self_rss();
 	CHECK(res.interrupted);
 	CHECK_U64(res.touched, 16 * MiB);
-	CHECK(res.touched < 96 * MiB);
 	CHECK(res.hold_seconds == 0);
-	if (before)
-		CHECK(after < before + 8 * MiB); /* the touched 16 MiB are gone again */
+	if (!before || !after)
+		SKIP("no /proc/self/statm here to see the touched memory go");
+	CHECK(after < before + 8 * MiB); /* the touched 16 MiB are gone again */
 }
 
 TEST(zero_pressure_zero_canary_is_a_no_op)

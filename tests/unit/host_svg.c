@@ -3,6 +3,7 @@
 #include "check.h"
 #include "log.h"
 #include "measure/svg.h"
+#include "print_capture.h"
 #include "units.h"
 
 #include <stdlib.h>
@@ -39,11 +40,11 @@ static void build(struct timeline *tl)
 
 static char *render(const struct timeline *tl, const struct svg_options *opt, size_t *len)
 {
-	char *buf = NULL;
-	FILE *f = open_memstream(&buf, len);
-	CHECK_INT(svg_timeline_write(f, tl, opt), 0);
-	fclose(f);
-	return buf;
+	struct capture cap;
+	CHECK_INT(svg_timeline_write(capture_open(&cap), tl, opt), 0);
+	char *svg = capture_close(&cap);
+	*len = cap.len;
+	return svg;
 }
 
 static int count(const char *hay, const char *needle)

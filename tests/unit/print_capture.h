@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * What a human-output printer writes for a document, as a malloc'd string, so suites can feed
- * the printers documents with members missing (an older agent, a hand-made --json file) and
- * check that nothing prints "(null)" or crashes. Header-only.
+ * What a human-output printer writes, as a malloc'd string, for golden files (golden.h), and so
+ * suites can feed the printers documents with members missing (an older agent, a hand-made --json
+ * file) and check that nothing prints "(null)" or crashes. Header-only.
  */
 #ifndef VMC_PRINT_CAPTURE_H
 #define VMC_PRINT_CAPTURE_H
@@ -12,19 +12,44 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * For printers of any other shape:
+ *   struct capture cap; FILE *f = capture_open(&cap); preflight_print(f, ...);
+ *   char *text = capture_close(&cap);   (malloc'd, NULL if the stream could not be opened)
+ */
+struct capture {
+	char *text;
+	size_t len;
+	FILE *f;
+};
+
+static inline FILE *capture_open(struct capture *c)
+{
+	c->text = NULL;
+	c->len = 0;
+	c->f = open_memstream(&c->text, &c->len);
+	return c->f ? c->f : stderr;
+}
+
+static inline char *capture_close(struct capture *c)
+{
+	if (!c->f)
+		return NULL;
+	fclose(c->f);
+	return c->text;
+}
+
 /* A printer as the agent's *_print functions are, and the documents every one must survive. */
 typedef void (*doc_printer)(FILE *f, const json_t *doc);
 
 static inline char *print_capture(doc_printer print, const json_t *doc)
 {
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	if (!f)
+	struct capture cap;
+	FILE *f = capture_open(&cap);
+	if (!cap.f)
 		return NULL;
 	print(f, doc);
-	fclose(f);
-	return text;
+	return capture_close(&cap);
 }
 
 /* The JSON texts of odd documents: empty, members of the wrong type, members missing. */
