@@ -39,7 +39,7 @@ check "limactl list --json: the instance's line (${#line} bytes) is under Lima's
 	sh -c "[ ${#line} -gt 0 ] && [ ${#line} -lt 65536 ]"
 one=$(lima_ctl list --json "$LIMA_INSTANCE" 2>&1)
 check "limactl list --json $LIMA_INSTANCE: Running" \
-	sh -c "printf '%s' \"\$1\" | jq -e '.status == \"Running\"'" sh "$one"
+	sh -c "printf '%s' \"\$1\" | jq -e '.status == \"Running\"' >/dev/null" sh "$one"
 
 # ---- what the fragment's provisioning did ------------------------------------------------------
 sha=$(sed -n 's/^  vmcostAgentSha256: "\(.*\)"$/\1/p' "$LIMA_TEST_REPO/templates/vmcost-agent.yaml")
