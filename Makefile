@@ -99,7 +99,7 @@ else
 ALL_BINS := $(HOST_BIN)
 endif
 
-.PHONY: all man host agent agent-static check check-run test unit unit-lib unit-host unit-agent lint \
+.PHONY: all man host agent agent-static agent-src check check-run test unit unit-lib unit-host unit-agent lint \
 	script-tests lab lab-check lima lima-check demo deps deps-ensure deps-check install uninstall clean format fuzz \
 	fuzz-build darwin-check
 
@@ -267,6 +267,13 @@ lab: $(AGENT_STATIC_BIN)
 # Two lanes at a time (VMCOST_LAB_LANES), memtest alone: tests/lab/run-lanes says why.
 lab-check: $(ALL_BINS) $(HOST_ASAN_BIN) lab
 	@tests/lab/run-lanes $(B)/logs
+
+# ---- the agent's source tarball ----------------------------------------------------------------
+# The tarball templates/vmcost-agent.yaml downloads, written to $(B)/dist, and its sha256 pinned
+# in that fragment (templates/update-embedded; tests/unit/lib_templates checks the pin). Publish
+# the file at the fragment's vmcostAgentURL with each release.
+agent-src:
+	templates/update-embedded --out $(B)/dist
 
 # ---- real Lima (the second test bed) ---------------------------------------------------------
 # Lima 2.2.0 built from its Go module, the QEMU TCG wrapper and a Debian 12 image, cached in

@@ -277,16 +277,23 @@ lima_boot() {
 	mode=$1
 	qemu=$LIMA_WRAPPER
 	[ "$mode" = fpr ] && qemu="$qemu -device virtio-balloon-pci,free-page-reporting=on"
+	serving=""
 	if [ -d "$(lima_dir)" ]; then
 		set -- "$LIMA_INSTANCE"
 	else
 		yaml=$(lima_instance_yaml) || return 1
 		set -- --name "$LIMA_INSTANCE" "$yaml"
+		if grep -q '^  vmcostAgentURL:' "$LIMA_TEST_STAGE/templates/vmcost-agent.yaml" 2>/dev/null; then
+			lima_serve_agent_src || return 1
+			serving=1
+			set -- --param "vmcostAgentURL=$LIMA_AGENT_SRC_URL" "$@"
+		fi
 	fi
 	t0=$(now_s)
 	as_lima env QEMU_SYSTEM_X86_64="$qemu" limactl start --tty=false \
 		--timeout "$LIMA_BOOT_TIMEOUT" "$@" >"$LIMA_TEST_STAGE/start.log" 2>&1
 	rc=$?
+	[ -z "$serving" ] || lima_stop_serving
 	t=$(($(now_s) - t0))
 	# QEMU's own CPU time says what the boot costs apart from how busy the machine was.
 	cpu=$(awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.0f", ($12 + $13) / hz }' \
@@ -302,6 +309,46 @@ lima_boot() {
 
 now_s() {
 	date +%s
+}
+
+# The agent's source tarball as a release serves it, from this machine: templates/update-embedded
+# packs it (and fails when the fragment's pin is not this tree's), an HTTP server on the host's
+# loopback serves it, and the guest reaches that through QEMU's user network at Lima's slirp
+# gateway (192.168.5.2 is the host's 127.0.0.1 there). Sets LIMA_AGENT_SRC_URL for
+# --param vmcostAgentURL; requests are logged to $LIMA_TEST_HOME/agent-src-http.log.
+lima_serve_agent_src() {
+	dist=$LIMA_TEST_STAGE/dist
+	if ! "$LIMA_TEST_STAGE/templates/update-embedded" --check --out "$dist" >"$LIMA_TEST_STAGE/dist.log" 2>&1; then
+		cat "$LIMA_TEST_STAGE/dist.log" >&2
+		return 1
+	fi
+	agent_src_file=$(basename "$(tail -n 1 "$LIMA_TEST_STAGE/dist.log")")
+	rm -f "$dist/port"
+	python3 -c '
+import functools, http.server, sys
+handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+with open(sys.argv[2] + ".new", "w") as f:
+    f.write(str(server.server_address[1]))
+import os
+os.rename(sys.argv[2] + ".new", sys.argv[2])
+server.serve_forever()
+' "$dist" "$dist/port" >/dev/null 2>>"$LIMA_TEST_HOME/agent-src-http.log" &
+	LIMA_SERVER_PID=$!
+	i=0
+	while [ ! -s "$dist/port" ] && [ "$i" -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ -s "$dist/port" ] || return 1
+	LIMA_AGENT_SRC_URL=http://192.168.5.2:$(cat "$dist/port")/$agent_src_file
+}
+
+lima_stop_serving() {
+	[ -n "${LIMA_SERVER_PID:-}" ] || return 0
+	kill "$LIMA_SERVER_PID" 2>/dev/null
+	wait "$LIMA_SERVER_PID" 2>/dev/null
+	LIMA_SERVER_PID=""
 }
 
 # lima_up [fpr|plain|any]: the instance running with that balloon.
@@ -338,6 +385,7 @@ lima_delete() {
 }
 
 lima_cleanup() {
+	lima_stop_serving
 	if [ "$LIMA_TEST_OWNS_INSTANCE" = 1 ] && [ -z "${VMCOST_LIMA_KEEP:-}" ]; then
 		lima_delete
 	fi

@@ -5,6 +5,8 @@
 # schema from `limactl generate-jsonschema` (every struct closed: an unknown or misspelt key is an
 # error, where validate only warns "Non-strict YAML") must accept them — checked twice, by Lima's
 # own validator and by Debian's python3-jsonschema on the template converted to JSON by Lima's yq.
+# Each template with every base and `file:` embedded (what an instance's lima.yaml holds) stays
+# under 60,000 bytes, so Lima 2.2.0's `limactl list --json` keeps working (issue 19 item 7).
 # Each check is also shown to reject a broken copy. Runs in make lima-check (it needs limactl, not
 # a VM; make check does not run it); without limactl the Lima checks are skipped.
 set -u
@@ -112,6 +114,22 @@ for t in $templates; do
 	fi
 done
 
+# What an instance's lima.yaml holds: `limactl create` embeds every base and `file:` as
+# `template copy --embed-all` does. Lima 2.2.0's `limactl list --json` fails for every instance
+# once one instance's line is over 64 KiB, so each template must stay well under that.
+embedded_size() { # template -> bytes written by template copy --embed-all
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	as_lima sh -c 'limactl template copy --embed-all "$1" - 2>/dev/null | wc -c' sh "$1"
+}
+small_when_embedded() {
+	n=$(embedded_size "$1")
+	echo "    $(basename "$1"): $n bytes with every base and file: embedded"
+	[ "${n:-0}" -gt 0 ] && [ "$n" -lt 60000 ]
+}
+for t in $templates; do
+	check "$t: limactl template copy --embed-all writes less than 60,000 bytes" small_when_embedded "$st/templates/$t"
+done
+
 # The agent fragment is a partial template (no images: limactl validate needs a whole one; the
 # instance of make lima-check takes it with base:), but every key it has must be Lima's.
 fragment=$st/templates/vmcost-agent.yaml
@@ -127,6 +145,10 @@ t=minimal-docker.yaml
 unknown=$(broken_copy unknown-key.yaml "$t" '.vmcostUnknownKey = 1')
 typo=$(broken_copy misspelt-key.yaml "$t" '.portForwards[0].guestSockett = .portForwards[0].guestSocket | del(.portForwards[0].guestSocket)')
 check "an unknown key: limactl validate does not pass it cleanly" refuses validate_clean "$unknown"
+# The size check can fail: 70 KB of sources as a data `file:`, as the fragment once carried them.
+cat "$st"/guest-agent/*.c | head -c 70000 >"$st/templates/sources.txt"
+big=$(broken_copy big-data-file.yaml "$t" '.provision += [{"mode": "data", "path": "/usr/local/src/big", "file": "sources.txt"}]')
+check "a template with 70 KB in a data file: (embedded) is over the limit" refuses small_when_embedded "$big"
 for b in "$unknown" "$typo"; do
 	check "$(basename "$b"): Lima's strict schema rejects it" refuses lima_schema_accepts "$b"
 	if [ -n "$PY" ]; then

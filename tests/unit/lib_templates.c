@@ -22,8 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define FIXTURES  "tests/unit/fixtures/templates"
-#define GUEST_SRC "/usr/local/src/vmcost/"
+#define FIXTURES "tests/unit/fixtures/templates"
 
 __attribute__((format(printf, 1, 2))) static int shell(const char *fmt, ...);
 
@@ -892,6 +891,21 @@ TEST(the_fragment_delivers_the_agent)
 		CHECK_CONTAINS(at(&y, item, "content"), "\nsocket-owner: \"{{.User}}\"\n");
 	}
 	CHECK_INT(configs, 1);
+	/*
+	 * The sources are a download (or a checkout): its URL names the tarball by the sha256
+	 * pinned beside it, and nothing sets the checkout by default.
+	 */
+	const char *sha = at(&y, root, "param.vmcostAgentSha256");
+	const char *url = at(&y, root, "param.vmcostAgentURL");
+	CHECK(sha && strlen(sha) == 64 && strspn(sha, "0123456789abcdef") == 64);
+	CHECK(url && strncmp(url, "https://", 8) == 0);
+	if (sha && url) {
+		char name[128];
+		snprintf(name, sizeof name, "/vmcost-agent-src-%s.tar.gz", sha);
+		CHECK(strlen(url) > strlen(name) &&
+		      strcmp(url + strlen(url) - strlen(name), name) == 0);
+	}
+	CHECK_STR(at(&y, root, "param.vmcostAgentSrc"), "");
 	yaml_node_t *probes = vmc_yaml_get(&y, root, "probes");
 	CHECK_INT((int)vmc_yaml_seq_size(probes), 1);
 	CHECK_CONTAINS(at(&y, vmc_yaml_seq_item(&y, probes, 0), "script"),
@@ -1077,66 +1091,12 @@ static int agent_sources(char **out, int max)
 	return n;
 }
 
-/*
- * The bundle the fragment carries (templates/vmcost-agent.bundle), read as
- * provision/vmcost-agent.sh unpacks it: "@ SIZE PATH" starts a file, each of its lines follows with
- * "|". Fills names and contents (malloc'd) in bundle order; returns the number of files or -1 on a
- * format error.
- */
-static int read_bundle(const char *path, char **names, char **contents, size_t *sizes, int max)
-{
-	char *text = read_whole(path);
-	if (!text)
-		return -1;
-	int n = -1;
-	size_t cap = 0, len = 0;
-	char *out = NULL;
-	for (char *line = text; *line;) {
-		char *eol = strchr(line, '\n');
-		if (!eol) {
-			n = -1;
-			break;
-		}
-		*eol = '\0';
-		if (line[0] == '#' && n < 0) {
-		} else if (line[0] == '@' && line[1] == ' ') {
-			if (n >= 0)
-				contents[n] = out, sizes[n] = len;
-			if (++n >= max) {
-				n = -1;
-				break;
-			}
-			char *end;
-			unsigned long size = strtoul(line + 2, &end, 10);
-			names[n] = strdup(*end == ' ' ? end + 1 : "");
-			cap = size + 1, len = 0;
-			out = malloc(cap);
-		} else if (line[0] == '|' && n >= 0) {
-			size_t l = strlen(line + 1) + 1;
-			if (len + l >= cap)
-				out = realloc(out, cap = (len + l) * 2);
-			memcpy(out + len, line + 1, l - 1);
-			out[len + l - 1] = '\n';
-			len += l;
-		} else {
-			n = -1;
-			break;
-		}
-		line = eol + 1;
-	}
-	if (n >= 0)
-		contents[n] = out, sizes[n] = len;
-	else
-		free(out);
-	free(text);
-	return n < 0 ? -1 : n + 1;
-}
-
-/* Repository file of a bundle path: the agent's sources as they are, the rest from provision/. */
-static const char *bundle_source(const char *name)
+/* Repository file of a tarball path: the agent's sources as they are, the rest from provision/. */
+static const char *tarball_source(const char *name)
 {
 	static const char *const extras[][2] = {
 	    {"build.sh", "provision/build-vmcost-agent.sh"},
+	    {"install.sh", "provision/install-vmcost-agent.sh"},
 	    {"init.d/cache-trim", "provision/init.d/cache-trim"},
 	    {"systemd/cache-trim.service", "provision/systemd/cache-trim.service"},
 	    {"agent.yaml", "provision/vmcost-agent.yaml"}};
@@ -1146,63 +1106,82 @@ static const char *bundle_source(const char *name)
 	return name;
 }
 
-TEST(the_fragment_embeds_exactly_the_agent_sources)
+/* The fragment's param, as Lima passes it to the provision script (PARAM_NAME). */
+static char *fragment_param(const char *name)
 {
-	/* One data entry carries the bundle (and one the configuration): not one per file. */
+	struct vmc_yaml y;
+	yaml_node_t *root = load(&y, FRAGMENT);
+	if (!root)
+		return NULL;
+	char key[64];
+	snprintf(key, sizeof key, "param.%s", name);
+	const char *v = at(&y, root, key);
+	char *out = v ? strdup(v) : NULL;
+	vmc_yaml_free(&y);
+	return out;
+}
+
+/*
+ * templates/update-embedded --out writes the tarball the fragment pins; unpacked as the guest
+ * unpacks it, it holds every agent source and the provision files, byte for byte the
+ * repository's, and nothing else; its sha256 is the pinned one.
+ */
+TEST(the_fragment_pins_the_tarball_of_exactly_the_agent_sources)
+{
+	/* One data entry (the configuration), written inline: no sources inlined by Lima. */
 	struct vmc_yaml y;
 	yaml_node_t *root = load(&y, FRAGMENT);
 	CHECK(root != NULL);
 	if (!root)
 		return;
-	int data = 0, bundles = 0;
+	int data = 0, files = 0;
 	yaml_node_t *seq = vmc_yaml_get(&y, root, "provision");
 	for (size_t i = 0; i < vmc_yaml_seq_size(seq); i++) {
 		yaml_node_t *item = vmc_yaml_seq_item(&y, seq, i);
-		const char *mode = at(&y, item, "mode"), *file = at(&y, item, "file");
-		if (!mode || strcmp(mode, "data") != 0)
-			continue;
-		data++;
-		if (file && strcmp(file, "vmcost-agent.bundle") == 0) {
-			bundles++;
-			CHECK_STR(at(&y, item, "path"), "/usr/local/src/vmcost.bundle");
+		const char *mode = at(&y, item, "mode");
+		if (mode && strcmp(mode, "data") == 0) {
+			data++;
+			files += at(&y, item, "file") != NULL;
 		}
 	}
 	vmc_yaml_free(&y);
-	CHECK_INT(bundles, 1);
-	CHECK_INT(data, 2);
+	CHECK_INT(data, 1);
+	CHECK_INT(files, 0);
 
-	char *want[256], *names[256], *contents[256];
-	size_t sizes[256];
+	char tmp[] = "/tmp/vmcost-agent-src.XXXXXX";
+	CHECK(mkdtemp(tmp) != NULL);
+	char *sha = fragment_param("vmcostAgentSha256");
+	CHECK(sha != NULL);
+	CHECK_OK(shell("templates/update-embedded --check --out %s/dist >%s/out 2>&1 || "
+		       "sed 's/^/    /' %s/out >&2",
+		       tmp, tmp, tmp));
+	CHECK_OK(shell("mkdir %s/x && tar -xzf %s/dist/vmcost-agent-src-%s.tar.gz -C %s/x", tmp,
+		       tmp, sha ? sha : "none", tmp));
+	CHECK_OK(
+	    shell("test \"$(sha256sum <%s/dist/vmcost-agent-src-%s.tar.gz | cut -d' ' -f1)\" = %s",
+		  tmp, sha ? sha : "none", sha ? sha : "none"));
+
+	char *want[256];
 	int nwant = agent_sources(want, 256);
 	CHECK(nwant > 10);
-	int n = read_bundle("templates/vmcost-agent.bundle", names, contents, sizes, 256);
-	CHECK_INT(n, nwant + 4);
-	/* Every agent source is in it, and every file in it is byte for byte the repository's. */
+	/* Every agent source is in it, byte for byte. */
 	for (int i = 0; i < nwant; i++) {
-		bool found = false;
-		for (int j = 0; j < n && !found; j++)
-			found = strcmp(names[j], want[i]) == 0;
-		if (!found)
-			fprintf(stderr, "  the bundle lacks %s: run templates/update-embedded\n",
+		int same = shell("cmp -s %s %s/x/%s", want[i], tmp, want[i]);
+		if (same != 0)
+			fprintf(stderr, "  the tarball's %s differs from the repository's\n",
 				want[i]);
-		CHECK(found);
+		CHECK_INT(same, 0);
 		free(want[i]);
 	}
-	for (int j = 0; j < n; j++) {
-		const char *src = bundle_source(names[j]);
-		char *repo = read_whole(src);
-		bool same =
-		    repo && strlen(repo) == sizes[j] && memcmp(repo, contents[j], sizes[j]) == 0;
-		if (!same)
-			fprintf(
-			    stderr,
-			    "  the bundle's %s differs from %s: run templates/update-embedded\n",
-			    names[j], src);
-		CHECK(same);
-		free(repo);
-		free(names[j]);
-		free(contents[j]);
-	}
+	static const char *const extras[] = {"build.sh",	  "install.sh",
+					     "init.d/cache-trim", "systemd/cache-trim.service",
+					     "agent.yaml",	  NULL};
+	for (const char *const *e = extras; *e; e++)
+		CHECK_OK(shell("cmp -s %s %s/x/%s", tarball_source(*e), tmp, *e));
+	/* And nothing else. */
+	CHECK_OK(shell("test \"$(find %s/x -type f | wc -l)\" -eq %d", tmp, nwant + 5));
+	free(sha);
+	shell("rm -rf %s", tmp);
 }
 
 TEST(update_embedded_finds_nothing_stale)
@@ -1215,14 +1194,36 @@ TEST(update_embedded_refuses_names_lima_rejects)
 {
 	char tmp[] = "/tmp/vmcost-update-embedded.XXXXXX";
 	CHECK(mkdtemp(tmp) != NULL);
-	CHECK_OK(shell("cp -a templates provision guest-agent lib %s/", tmp));
+	/*
+	 * A copy with other times and modes: the tarball is the same bytes (the pin names the
+	 * sources, not the checkout).
+	 */
+	CHECK_OK(shell("cp -R templates provision guest-agent lib %s/ && "
+		       "find %s -type f -name '*.[ch]' -exec chmod 0600 {} + && "
+		       "find %s -exec touch -d '2031-05-06 07:08' {} +",
+		       tmp, tmp, tmp));
 	CHECK_OK(shell("%s/templates/update-embedded --check", tmp));
-	/* A new source makes the bundle stale (its name is no `file:`: Lima never sees it). */
+	/* A new source makes the pin stale (its name is no `file:`: Lima never sees it). */
 	CHECK_OK(shell("touch %s/guest-agent/_x.c", tmp));
 	CHECK_OK(shell("%s/templates/update-embedded --check 2>%s/out; test $? = 1 && "
-		       "grep -q 'guest-agent/_x.c' %s/out && grep -q 'is stale' %s/out",
+		       "grep -q 'is stale' %s/out && grep -q 'make agent-src' %s/out",
 		       tmp, tmp, tmp, tmp));
-	CHECK_OK(shell("rm %s/guest-agent/_x.c", tmp));
+	/* Pinning it again (what make agent-src does) makes --check pass, with the new sha256. */
+	CHECK_OK(shell(
+	    "%s/templates/update-embedded --out %s/dist >/dev/null && "
+	    "%s/templates/update-embedded --check && "
+	    "! cmp -s templates/vmcost-agent.yaml %s/templates/vmcost-agent.yaml && "
+	    "grep -q \"vmcostAgentSha256: \\\"$(sha256sum %s/dist/*.tar.gz | cut -d' ' -f1)\\\"\" "
+	    "%s/templates/vmcost-agent.yaml",
+	    tmp, tmp, tmp, tmp, tmp, tmp));
+	CHECK_OK(shell("rm %s/guest-agent/_x.c && %s/templates/update-embedded >/dev/null && "
+		       "%s/templates/update-embedded --check",
+		       tmp, tmp, tmp));
+	/* A changed provision file in the tarball makes it stale too. */
+	CHECK_OK(shell("echo '# changed' >>%s/provision/install-vmcost-agent.sh && "
+		       "%s/templates/update-embedded --check 2>/dev/null; test $? = 1",
+		       tmp, tmp));
+	CHECK_OK(shell("%s/templates/update-embedded >/dev/null", tmp));
 	/* Any template's own `file:`: a..b.sh (two separators in a row), 77 characters, then 76. */
 	CHECK_OK(shell("printf -- '- mode: system\\n  file: provision/a..b.sh\\n' >>"
 		       "%s/templates/minimal-docker.yaml",
@@ -1525,9 +1526,27 @@ static void build_from(const char *template_path, bool debian)
 	CHECK(getcwd(cwd, sizeof cwd) != NULL);
 	snprintf(root, sizeof root, "%s/root", tmp);
 	snprintf(script, sizeof script, "%s/provision.system/vmcost-agent.sh", tmp);
+	/* No data `file:` (Lima would inline it): the sources come through the script's params. */
 	int written = extract(template_path, root, "provision/vmcost-agent.sh", script);
-	CHECK(written >= 1);
+	CHECK_INT(written, 0);
 	CHECK(access(script, X_OK) == 0);
+	/*
+	 * Alpine: the pinned tarball from a URL (what `make agent-src` writes; curl reads file://).
+	 * Debian: this checkout, as param vmcostAgentSrc names it.
+	 */
+	char params[PATH_MAX * 2];
+	char *sha = fragment_param("vmcostAgentSha256");
+	CHECK(sha != NULL);
+	if (debian) {
+		snprintf(params, sizeof params, "PARAM_vmcostAgentSrc=%s", cwd);
+	} else {
+		CHECK_OK(shell("templates/update-embedded --check --out %s/dist >/dev/null", tmp));
+		snprintf(params, sizeof params,
+			 "PARAM_vmcostAgentURL=file://%s/dist/vmcost-agent-src-%s.tar.gz "
+			 "PARAM_vmcostAgentSha256=%s",
+			 tmp, sha ? sha : "", sha ? sha : "");
+	}
+	free(sha);
 	CHECK_OK(
 	    shell("mkdir -p %s/usr/bin %s/usr/local/bin %s/sbin %s/etc", root, root, root, root));
 	if (debian) /* every build dependency installed, as in an image that has them */
@@ -1544,8 +1563,8 @@ static void build_from(const char *template_path, bool debian)
 	/* The provision script as Lima runs it, packages and services stubbed, the real compiler.
 	 */
 	int rc = shell("env PATH=%s/tests/sh/provision-stubs:\"$PATH\" VMCOST_ROOT=%s "
-		       "STUB_LOG=%s/stub.log sh %s >%s/provision.out 2>&1",
-		       cwd, root, tmp, script, tmp);
+		       "STUB_LOG=%s/stub.log %s sh %s >%s/provision.out 2>&1",
+		       cwd, root, tmp, params, script, tmp);
 	CHECK_INT(rc, 0);
 	if (rc != 0)
 		shell("sed 's/^/    /' %s/provision.out >&2", tmp);
@@ -1665,7 +1684,7 @@ int main(void)
 	RUN(cloud_template_needs_no_restart);
 	RUN(iso_template_says_its_command_line_cannot_change);
 	RUN(template_comments_state_the_facts);
-	RUN(the_fragment_embeds_exactly_the_agent_sources);
+	RUN(the_fragment_pins_the_tarball_of_exactly_the_agent_sources);
 	RUN(update_embedded_finds_nothing_stale);
 	RUN(update_embedded_refuses_names_lima_rejects);
 	RUN(fixture_without_problems_passes);
