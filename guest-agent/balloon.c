@@ -215,7 +215,11 @@ void balloon_print(FILE *f, const json_t *doc)
 		fprintf(f, "meminfo Balloon:    %s\n", vmc_format_bytes(bytes, buf, sizeof buf));
 }
 
-int balloon_set_order(int order, char *note, size_t notesize, char *err, size_t errsize)
+/*
+ * Validates and writes page_reporting_order. 0 with a note (6.1 before the driver probed:
+ * the value will be overwritten), or -1 with err naming the fix.
+ */
+static int balloon_set_order(int order, char *note, size_t notesize, char *err, size_t errsize)
 {
 	note[0] = '\0';
 	if (order < 0 || order > BALLOON_MAX_ORDER) {

@@ -63,10 +63,4 @@ void balloon_order_meaning(const struct balloon_info *b, char *buf, size_t size)
 json_t *balloon_to_json(const struct balloon_info *b);
 void balloon_print(FILE *f, const json_t *doc);
 
-/*
- * Validates and writes page_reporting_order. 0 with a note (6.1 before the driver probed:
- * the value will be overwritten), or -1 with err naming the fix.
- */
-int balloon_set_order(int order, char *note, size_t notesize, char *err, size_t errsize);
-
 #endif
