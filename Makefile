@@ -7,7 +7,7 @@
 #                   suites under ThreadSanitizer, shellcheck, lab tests;
 #                   ends with one "N passed, N failed" line; needs no real Lima (make lima-check)
 #   make test       the fast loop: make check without the lab (no VM) and without installing
-#                   packages (a missing one is named); about 9 minutes of CPU time here
+#                   packages (a missing one is named); 4 to 9 minutes of CPU time here
 #   make demo       the main job on Linux: two lab VMs, memtest on each, side by side
 #
 # Component targets for working on one half:  make host | agent | unit | unit-host | unit-agent |
