@@ -60,7 +60,7 @@ struct config_site {
 __attribute__((format(printf, 2, 3))) static int bad_value(const struct config_site *site,
 							   const char *fmt, ...)
 {
-	char msg[256];
+	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);

@@ -10,7 +10,7 @@
 # Included by the Makefile after the unit-suite lists.
 
 .PHONY: tsan
-TSAN_SUITES := agent_server agent_server_load agent_server_core agent_trim agent_daemon
+TSAN_SUITES := agent_server agent_server_load agent_server_core agent_engine agent_trim agent_daemon
 TSAN_DIR := $(B)/tsan/tests
 CFLAGS_TSAN := -O1 -g -fno-omit-frame-pointer -fsanitize=thread $(BASE_CFLAGS)
 TSAN_RUN_OPTIONS := halt_on_error=1 exitcode=66 second_deadlock_stack=1
