@@ -268,6 +268,7 @@ int engine_guard_run(const struct agent_config *cfg, int listen_fd, int wake_fd)
 
 int engine_guard_main(const struct agent_config *cfg)
 {
+	vmc_log_use_syslog(true);
 	sigset_t term;
 	sigemptyset(&term);
 	sigaddset(&term, SIGTERM);
@@ -281,7 +282,6 @@ int engine_guard_main(const struct agent_config *cfg)
 		     GUARD_FD);
 		return VMC_EXIT_USAGE;
 	}
-	vmc_log_use_syslog(true);
 	return engine_guard_run(cfg, GUARD_FD, wake) < 0 ? VMC_EXIT_FAILURE : VMC_EXIT_OK;
 }
 
@@ -294,6 +294,9 @@ static pid_t spawn_guard(const struct agent_config *cfg, int listen_fd, char *er
 	sigfillset(&all);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, listen_fd, GUARD_FD);
+	/* Detached from whoever froze: a terminal, the daemon's stdio. It logs to syslog. */
+	for (int fd = 0; fd < 3; fd++)
+		posix_spawn_file_actions_addopen(&fa, fd, "/dev/null", fd ? O_WRONLY : O_RDONLY, 0);
 	posix_spawnattr_init(&attr);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
 					    POSIX_SPAWN_SETSIGDEF);
