@@ -115,7 +115,8 @@ check "freeze before the kill answered 200" test "$code" = 200
 # shellcheck disable=SC2016 # expands in the guest
 guest 'kill -9 $(cat /run/vmcost-agent.pid)'
 check "killed agent: the engine is still frozen" test "$(frozen_now)" = 1
-guest '/usr/sbin/lab-agent start'
+# shellcheck disable=SC2016 # expands in the guest
+guest 'PATH=/opt/lab:/usr/sbin:$PATH lab-agent start'
 check "restarted agent: the engine runs" test "$(frozen_now)" = 0
 check "restarted agent: the freeze record is gone" sh -c \
 	"! limactl shell d1 sh -c 'ls /run/vmcost-agent/engine.json 2>/dev/null' | grep -q ."
