@@ -234,11 +234,14 @@ int engine_guard_run(const struct agent_config *cfg, int listen_fd, int wake_fd)
 	if (!clients)
 		return -1;
 	size_t n = accept_queued(listen_fd, clients, 0, GUARD_MAX_PAIRS);
-	if (n > 0) {
+	/* A client, or a SIGTERM that did not come from a thaw (systemd stopping the agent's whole
+	 * cgroup, someone's kill): either way nobody may be left with a frozen engine. */
+	if (n > 0 || engine_recorded_frozen()) {
 		char err[256] = "";
-		json_t *doc = engine_thaw_for(cfg, "a docker.sock client", err, sizeof err);
+		json_t *doc = engine_thaw_for(
+		    cfg, n > 0 ? "a docker.sock client" : "the guard was stopped", err, sizeof err);
 		if (!doc)
-			warn("a client connected to docker.sock, but the thaw failed: %s", err);
+			warn("the guard could not thaw the engine: %s", err);
 		json_decref(doc);
 	}
 	/* dockerd's socket has the path again: whoever queued on ours meanwhile is ours. */

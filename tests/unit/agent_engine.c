@@ -554,6 +554,26 @@ TEST(a_thaw_from_the_api_lets_the_guard_go_and_puts_the_socket_back)
 	kernel_end();
 }
 
+TEST(a_guard_stopped_while_the_freeze_is_recorded_thaws_the_engine)
+{
+	openrc_guest();
+	kernel_start();
+	dockerd_start();
+	ino_t real = inode_of(docker_path);
+	char err[512];
+	json_decref(freeze(err, sizeof err));
+	CHECK(engine_recorded_frozen());
+	/* A SIGTERM that no thaw sent: the guard alone. */
+	stop_thread(0);
+	guard_join();
+	CHECK_STR(freeze_value("openrc.docker"), "0");
+	CHECK(!engine_recorded_frozen());
+	CHECK(inode_of(docker_path) == real);
+	CHECK(ping(4));
+	dockerd_end();
+	kernel_end();
+}
+
 static atomic_bool loop_stop;
 static atomic_int loop_sent, loop_lost;
 
@@ -626,6 +646,7 @@ int main(void)
 	engine_set_guard_hooks(&thread_hooks);
 	RUN(a_client_on_docker_sock_while_frozen_thaws_the_engine_and_is_answered);
 	RUN(a_thaw_from_the_api_lets_the_guard_go_and_puts_the_socket_back);
+	RUN(a_guard_stopped_while_the_freeze_is_recorded_thaws_the_engine);
 	RUN(two_hundred_freeze_thaw_cycles_under_a_client_loop_lose_no_request);
 	printf("guards started: %d\n", (int)guards_started);
 	fakeroot_cleanup();
