@@ -8,9 +8,14 @@
 # containers itself (restart policies are dockerd's, not containerd's labels).
 # Alpine's dockerd starts its own containerd, so this has nothing to do there.
 #
-# Measured (docker.io's containerd 1.6.20~ds1-1+deb12u3 with Debian's /etc/containerd/config.toml,
-# three idle instances side by side for MEASURE_S s, context switches of all their threads):
-# MEASURED_LINE
+# Measured on the development host (Debian 12, 2 cores, busy: load 15 to 20), docker.io's
+# containerd 1.6.20~ds1-1+deb12u3 importing Debian's /etc/containerd/config.toml, three idle
+# instances started side by side, voluntary context switches of all their threads per second:
+#   run 1 (148 s, then 128 s): as shipped 18.2 / 18.4, CRI off 2.0 / 1.5, CRI + restart off 5.7 / 5.2
+#   run 2 (3 x 100 s after 3 min): as shipped 21.1 / 20.8 / 20.9, CRI off 24.0 / 24.3 / 23.7,
+#                                  CRI + restart off 10.0 / 9.8 / 9.7
+# Both off: about half of stock or less in both runs. CRI off alone: no consistent effect (run 1
+# -90 %, run 2 +15 %), so both go. tests/lab/measure/containerd-quiet repeats it in the lab guest.
 #
 # It leaves alone: a plugin something here uses (CRI with a kubelet, the restart monitor with
 # nerdctl, which sets containerd's restart labels), a containerd.service whose ExecStart already
