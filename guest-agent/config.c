@@ -42,6 +42,10 @@ void agent_config_defaults(struct agent_config *cfg)
 	cfg->log_level = VMC_LOG_INFO;
 	cfg->trim_enabled = true;
 	cfg->max_request_bytes = 64 * 1024;
+	snprintf(cfg->engine_cgroups, sizeof cfg->engine_cgroups, "%s", "auto");
+	cfg->engine_freeze_lima_agent = false;
+	cfg->engine_freeze_timeout_s = 5;
+	snprintf(cfg->docker_socket, sizeof cfg->docker_socket, "%s", AGENT_DEFAULT_DOCKER_SOCKET);
 }
 
 /* Where an error is reported: "FILE:LINE: key \"KEY\": MESSAGE". */
@@ -56,7 +60,7 @@ struct config_site {
 __attribute__((format(printf, 2, 3))) static int bad_value(const struct config_site *site,
 							   const char *fmt, ...)
 {
-	char msg[256];
+	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
@@ -148,14 +152,62 @@ static int set_method(const struct config_site *site, const char *s, struct agen
 	return 0;
 }
 
-static int set_socket(const struct config_site *site, const char *s, struct agent_config *cfg)
+static int set_socket_path(const struct config_site *site, const char *s, char *out, size_t size)
 {
 	if (s[0] != '/')
 		return bad_value(site, "\"%s\" is not an absolute path", s);
-	if (strlen(s) >= sizeof cfg->socket_path)
+	if (strlen(s) >= size)
 		return bad_value(site, "path is longer than %zu bytes (a unix socket limit)",
-				 sizeof cfg->socket_path - 1);
-	snprintf(cfg->socket_path, sizeof cfg->socket_path, "%s", s);
+				 size - 1);
+	snprintf(out, size, "%s", s);
+	return 0;
+}
+
+static int set_socket(const struct config_site *site, const char *s, struct agent_config *cfg)
+{
+	return set_socket_path(site, s, cfg->socket_path, sizeof cfg->socket_path);
+}
+
+static int set_docker_socket(const struct config_site *site, const char *s,
+			     struct agent_config *cfg)
+{
+	return set_socket_path(site, s, cfg->docker_socket, sizeof cfg->docker_socket);
+}
+
+/* "auto", or cgroup paths below /sys/fs/cgroup: no "..", no leading '/', no blanks. */
+static int set_engine_cgroups(const struct config_site *site, const char *s,
+			      struct agent_config *cfg)
+{
+	if (strlen(s) >= sizeof cfg->engine_cgroups)
+		return bad_value(site, "longer than %zu characters",
+				 sizeof cfg->engine_cgroups - 1);
+	if (strcmp(s, "auto") != 0) {
+		int count = 1;
+		for (const char *p = s; *p; p++)
+			count += *p == ',';
+		if (count > AGENT_MAX_ENGINE_CGROUPS)
+			return bad_value(site, "more than %d cgroups", AGENT_MAX_ENGINE_CGROUPS);
+		if (s[0] == '/' || s[0] == ',' || strstr(s, "..") || strstr(s, ",,") ||
+		    strstr(s, ",/") || s[strlen(s) - 1] == ',' || strpbrk(s, " \t\n"))
+			return bad_value(
+			    site,
+			    "\"%s\" is not auto or a list of cgroups below "
+			    "/sys/fs/cgroup (example: openrc.docker,openrc.containerd)",
+			    s);
+	}
+	snprintf(cfg->engine_cgroups, sizeof cfg->engine_cgroups, "%s", s);
+	return 0;
+}
+
+static int set_freeze_timeout(const struct config_site *site, const char *s,
+			      struct agent_config *cfg)
+{
+	double v;
+	if (vmc_parse_duration(s, &v) < 0)
+		return bad_value(site, "\"%s\" is not a duration (examples: 5s, 500ms)", s);
+	if (v < 0.1 || v > 60)
+		return bad_value(site, "%s is out of range (100ms to 60s)", s);
+	cfg->engine_freeze_timeout_s = v;
 	return 0;
 }
 
@@ -243,27 +295,49 @@ static int set_floor(const struct config_site *site, const char *s, struct agent
 	return set_size(site, s, &cfg->floor_bytes);
 }
 
-static int set_trim(const struct config_site *site, const char *s, struct agent_config *cfg)
+static int set_bool(const struct config_site *site, const char *s, bool *out)
 {
 	static const char *const yes[] = {"true", "yes", "on"};
 	static const char *const no[] = {"false", "no", "off"};
 	for (size_t i = 0; i < 3; i++) {
 		if (strcasecmp(s, yes[i]) == 0 || strcasecmp(s, no[i]) == 0) {
-			cfg->trim_enabled = strcasecmp(s, yes[i]) == 0;
+			*out = strcasecmp(s, yes[i]) == 0;
 			return 0;
 		}
 	}
 	return bad_value(site, "\"%s\" is not true or false", s);
 }
 
+static int set_trim(const struct config_site *site, const char *s, struct agent_config *cfg)
+{
+	return set_bool(site, s, &cfg->trim_enabled);
+}
+
+static int set_freeze_lima_agent(const struct config_site *site, const char *s,
+				 struct agent_config *cfg)
+{
+	return set_bool(site, s, &cfg->engine_freeze_lima_agent);
+}
+
 static const struct config_key config_keys[] = {
-    {"interval", set_interval},	 {"idle-cpu-percent", set_idle_cpu},
-    {"idle-load1", set_load1},	 {"idle-psi-percent", set_idle_psi},
-    {"floor", set_floor},	 {"step", set_step},
-    {"method", set_method},	 {"socket", set_socket},
-    {"socket-owner", set_owner}, {"socket-group", set_group},
-    {"socket-mode", set_mode},	 {"log-level", set_log_level},
-    {"trim", set_trim},		 {"max-request", set_max_request},
+    {"interval", set_interval},
+    {"idle-cpu-percent", set_idle_cpu},
+    {"idle-load1", set_load1},
+    {"idle-psi-percent", set_idle_psi},
+    {"floor", set_floor},
+    {"step", set_step},
+    {"method", set_method},
+    {"socket", set_socket},
+    {"socket-owner", set_owner},
+    {"socket-group", set_group},
+    {"socket-mode", set_mode},
+    {"log-level", set_log_level},
+    {"trim", set_trim},
+    {"max-request", set_max_request},
+    {"engine-cgroups", set_engine_cgroups},
+    {"engine-freeze-lima-agent", set_freeze_lima_agent},
+    {"engine-freeze-timeout", set_freeze_timeout},
+    {"docker-socket", set_docker_socket},
 };
 
 static const struct config_key *find_key(const char *name)
@@ -289,7 +363,7 @@ static int apply_pair(struct vmc_yaml *y, const yaml_node_t *root, size_t i,
 	site->key = key;
 	const struct config_key *known = find_key(key);
 	if (!known) {
-		char names[256] = "";
+		char names[512] = "";
 		for (size_t k = 0; k < sizeof config_keys / sizeof config_keys[0]; k++)
 			snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
 				 k ? ", " : "", config_keys[k].name);
@@ -380,5 +454,7 @@ int agent_config_load(const char *path, bool must_exist, struct agent_config *cf
 	}
 	int rc = agent_config_parse(buf, len, path, cfg, err, errsize);
 	free(buf);
+	if (rc == 0)
+		snprintf(cfg->source, sizeof cfg->source, "%s", path);
 	return rc < 0 ? VMC_EXIT_MALFORMED : VMC_EXIT_OK;
 }

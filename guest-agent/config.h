@@ -10,8 +10,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define AGENT_DEFAULT_CONFIG "/etc/vmcost/agent.yaml"
-#define AGENT_DEFAULT_SOCKET "/run/vmcost-agent.sock"
+#define AGENT_DEFAULT_CONFIG	    "/etc/vmcost/agent.yaml"
+#define AGENT_DEFAULT_SOCKET	    "/run/vmcost-agent.sock"
+#define AGENT_DEFAULT_DOCKER_SOCKET "/var/run/docker.sock"
+/* Most cgroups engine-cgroups may name. */
+#define AGENT_MAX_ENGINE_CGROUPS 4
 
 enum trim_method {
 	TRIM_METHOD_AUTO,	 /* memory.reclaim, falling back to drop_caches */
@@ -35,6 +38,13 @@ struct agent_config {
 	int log_level;		  /* log-level: error | warn | info | debug (enum vmc_level) */
 	bool trim_enabled;	  /* trim: true (false = API and checks only) */
 	size_t max_request_bytes; /* max-request: request body limit (64 KiB) */
+	/* engine-cgroups: auto (found at run time) or a comma-separated list of cgroups below
+	   /sys/fs/cgroup ("openrc.docker,openrc.containerd") */
+	char engine_cgroups[512];
+	bool engine_freeze_lima_agent;	/* engine-freeze-lima-agent: false */
+	double engine_freeze_timeout_s; /* engine-freeze-timeout: wait for frozen 1 (5 s) */
+	char docker_socket[108];	/* docker-socket: /var/run/docker.sock */
+	char source[512];		/* the file it was read from, "" for the defaults */
 };
 
 void agent_config_defaults(struct agent_config *cfg);

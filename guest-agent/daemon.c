@@ -8,6 +8,7 @@
 #include "agent.h"
 #include "clock.h"
 #include "config.h"
+#include "engine.h"
 #include "log.h"
 #include "server.h"
 
@@ -28,6 +29,9 @@ const struct server_ops server_core_ops = {
     .trim = agent_trim,
     .balloon = agent_balloon,
     .balloon_set_order = agent_balloon_set_order,
+    .engine_status = agent_engine_status,
+    .engine_freeze = agent_engine_freeze,
+    .engine_thaw = agent_engine_thaw,
 };
 
 /* A request still running at SIGTERM (a long wakeups) gets this long before we exit anyway. */
@@ -98,6 +102,8 @@ static void block_signals(sigset_t *signals)
 	 * reach this thread's sigtimedwait(). */
 	pthread_sigmask(SIG_BLOCK, signals, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* The docker.sock guard a freeze starts is our child: reaped by the kernel when it ends. */
+	signal(SIGCHLD, SIG_IGN);
 }
 
 static int policy_loop(struct agent_state *st, const struct agent_config *cfg,
@@ -140,6 +146,9 @@ int agent_run(const struct agent_config *cfg)
 		warn("out of memory");
 		return VMC_EXIT_FAILURE;
 	}
+	/* A freeze recorded by an agent that was killed: nobody would thaw the engine. */
+	engine_use_guard_process();
+	engine_recover(cfg, "left by an agent that stopped: start-up");
 	struct server_ctx ctx = {&server_core_ops, st, cfg};
 	char err[512];
 	/* Start-up problems (no socket, a missing group) go to stderr, where whoever started us
@@ -168,6 +177,8 @@ int agent_run(const struct agent_config *cfg)
 	/* The slack was for the idle timer; the shutdown's short waits would stretch up to it
 	 * (a minute with interval: 1h). 0 restores the default. */
 	prctl(PR_SET_TIMERSLACK, 0UL, 0, 0, 0);
+	/* Before the engine's own service is stopped: a frozen dockerd ignores SIGTERM. */
+	engine_recover(cfg, "shutdown");
 	int running = server_stop(srv, SHUTDOWN_GRACE_S);
 	if (running > 0) {
 		/* Their threads still use st: leave it to the exit. */

@@ -4,6 +4,7 @@
 #include "balloon.h"
 #include "checks.h"
 #include "config.h"
+#include "engine.h"
 #include "jsonutil.h"
 #include "log.h"
 #include "status.h"
@@ -32,6 +33,9 @@ static const char usage_text[] =
     "  wakeups [SECONDS]               who wakes the guest (default 30 s; 500ms, 2m...)\n"
     "  balloon [--order N]             virtio-balloon and free-page reporting; N sets\n"
     "                                  page_reporting_order (9 = 2 MiB blocks)\n"
+    "  engine status|freeze|thaw [--config FILE]\n"
+    "                                  deep idle: freeze the idle Docker engine (cgroup v2),\n"
+    "                                  refused while a container runs; thaw it\n"
     "  run [--config FILE]             the daemon: trim timer + HTTP API on a unix socket\n"
     "\n"
     "options:\n"
@@ -223,6 +227,40 @@ static int cmd_balloon(const struct cli *cli)
 	return 0;
 }
 
+/* A refusal (EBUSY, ENOENT, ENOTSUP) is not a failure of the agent, but it is not a freeze. */
+static int cmd_engine(const struct cli *cli)
+{
+	if (cli->nargs < 1)
+		usage_error("engine", "needs status, freeze or thaw");
+	const char *action = cli->args[0];
+	const char *config = NULL;
+	struct cli rest = *cli;
+	rest.args = cli->args + 1;
+	rest.nargs = cli->nargs - 1;
+	for (int i = 0; i < rest.nargs; i++)
+		if (!config_option(&rest, &i, &config))
+			usage_error("engine", "unknown option");
+	struct agent_config cfg;
+	load_config(config, &cfg);
+	char err[512] = "";
+	json_t *doc;
+	if (strcmp(action, "guard") == 0)
+		return engine_guard_main(&cfg);
+	engine_use_guard_process();
+	if (strcmp(action, "status") == 0)
+		doc = agent_engine_status(&cfg, err, sizeof err);
+	else if (strcmp(action, "freeze") == 0)
+		doc = agent_engine_freeze(&cfg, err, sizeof err);
+	else if (strcmp(action, "thaw") == 0)
+		doc = engine_thaw_for(&cfg, "command line", err, sizeof err);
+	else
+		usage_error("engine", "needs status, freeze or thaw");
+	if (!doc)
+		die(failure_code(errno), "%s", err);
+	emit(cli, doc, engine_print);
+	return 0;
+}
+
 static int cmd_run(const struct cli *cli)
 {
 	const char *config = NULL;
@@ -241,7 +279,8 @@ static const struct {
 	int (*fn)(const struct cli *);
 } commands[] = {
     {"status", cmd_status},   {"trim", cmd_trim},	{"check", cmd_check},
-    {"wakeups", cmd_wakeups}, {"balloon", cmd_balloon}, {"run", cmd_run},
+    {"wakeups", cmd_wakeups}, {"balloon", cmd_balloon}, {"engine", cmd_engine},
+    {"run", cmd_run},
 };
 
 int main(int argc, char **argv)

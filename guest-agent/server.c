@@ -20,11 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* A connection idle this long (keep-alive, or a client that stopped sending) is closed and its
- * thread ends. Time spent inside a handler (a long wakeups) does not count. */
-#define SERVER_IDLE_TIMEOUT_S 30u
-/* Each connection is a thread: bound their number (and so the agent's RSS). */
-#define SERVER_MAX_CONNECTIONS 16u
 /* Virtual size only; the pages a request touches are what counts in RSS. Explicit because musl's
  * default (128 KiB) is too small for an ASan build and glibc's (8 MiB) is needlessly large. */
 #define SERVER_THREAD_STACK ((size_t)1 << 20)
@@ -41,6 +36,7 @@ struct request_state {
 	char *body;
 	size_t len;
 	bool too_large;
+	bool busy; /* answered 503 at once: the body, if any, is read and dropped */
 };
 
 struct arg_list {
@@ -93,6 +89,8 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn, struct server_rep
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
 	if (reply->allow)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, reply->allow);
+	if (reply->status == 503)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, SERVER_BUSY_RETRY_AFTER);
 	enum MHD_Result ret = MHD_queue_response(conn, reply->status, resp);
 	MHD_destroy_response(resp);
 	return ret;
@@ -105,6 +103,14 @@ static enum MHD_Result send_too_large(struct MHD_Connection *conn, size_t limit)
 	server_error(&reply, 413,
 		     "request body larger than %s (max-request in /etc/vmcost/agent.yaml)",
 		     vmc_format_bytes(limit, size, sizeof size));
+	return send_reply(conn, &reply);
+}
+
+static enum MHD_Result send_busy(struct MHD_Connection *conn, int running)
+{
+	struct server_reply reply = {0};
+	server_error(&reply, 503, "the agent is busy: %d requests running; retry in a second",
+		     running);
 	return send_reply(conn, &reply);
 }
 
@@ -155,7 +161,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		if (!rs)
 			return MHD_NO;
 		*req_cls = rs;
-		atomic_fetch_add(&srv->in_flight, 1);
+		int running = atomic_fetch_add(&srv->in_flight, 1);
+		if (running >= SERVER_MAX_REQUESTS) {
+			rs->busy = true;
+			return send_busy(conn, running);
+		}
 		if (announced_too_large(conn, limit)) {
 			rs->too_large = true;
 			return send_too_large(conn, limit);
@@ -163,12 +173,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return MHD_YES;
 	}
 	if (*upload_data_size > 0) {
-		append_body(rs, upload_data, *upload_data_size, limit);
+		if (!rs->busy)
+			append_body(rs, upload_data, *upload_data_size, limit);
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
 	if (rs->too_large)
 		return send_too_large(conn, limit);
+	if (rs->busy)
+		return MHD_YES;
 
 	struct arg_list args = {0};
 	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_arg, &args);
@@ -244,7 +257,7 @@ int server_serve(struct agent_server *srv, char *err, size_t errsize)
 	    flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 	    MHD_OPTION_LISTEN_SOCKET, (MHD_socket)srv->sock.fd, MHD_OPTION_NOTIFY_COMPLETED,
 	    on_completed, srv, MHD_OPTION_CONNECTION_LIMIT, SERVER_MAX_CONNECTIONS,
-	    MHD_OPTION_CONNECTION_TIMEOUT, SERVER_IDLE_TIMEOUT_S, MHD_OPTION_THREAD_STACK_SIZE,
+	    MHD_OPTION_CONNECTION_TIMEOUT, SERVER_READ_TIMEOUT_S, MHD_OPTION_THREAD_STACK_SIZE,
 	    SERVER_THREAD_STACK, MHD_OPTION_END);
 	if (!srv->mhd) {
 		snprintf(err, errsize, "cannot start the HTTP server on %s (libmicrohttpd failed)",

@@ -13,6 +13,20 @@
 struct agent_server;
 
 /*
+ * Limits that keep the API answering under load (autostop wakes the engine through it).
+ * A connection that sends nothing for SERVER_READ_TIMEOUT_S (a client stalled halfway through
+ * its request, an idle keep-alive) is closed and its thread ends; time inside a handler (a long
+ * wakeups) does not count. Connections are cheap (a thread sleeping in poll()), so their limit
+ * is far above what a handful of stalled clients can hold within the timeout; beyond it new
+ * ones wait in the listen backlog. The work is what is bounded: with SERVER_MAX_REQUESTS
+ * requests running, the next one is answered 503 at once with Retry-After.
+ */
+#define SERVER_READ_TIMEOUT_S	5u
+#define SERVER_MAX_CONNECTIONS	256u
+#define SERVER_MAX_REQUESTS	16
+#define SERVER_BUSY_RETRY_AFTER "1"
+
+/*
  * Two steps, so that the daemon can switch its log to syslog in between: server_open creates the
  * socket (no thread yet; ctx must outlive the server), server_serve starts libmicrohttpd's
  * threads; on failure it removes the socket and frees the server.

@@ -10,6 +10,7 @@
 #include "units.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -282,6 +283,55 @@ static void put_balloon_order(const struct server_ctx *ctx, const struct server_
 	core_reply(ctx->ops->balloon_set_order(value, err, sizeof err), err, reply);
 }
 
+/* A refusal (a container runs, foreign processes, no freezer, no engine) is a 409. */
+static void engine_reply(json_t *doc, int errnum, const char *err, struct server_reply *reply)
+{
+	if (!doc && (errnum == EBUSY || errnum == ENOENT || errnum == ENOTSUP)) {
+		server_error(reply, 409, "%s", err);
+		return;
+	}
+	core_reply(doc, err, reply);
+}
+
+static void engine_call(const struct server_ctx *ctx, const struct server_request *req,
+			json_t *(*op)(const struct agent_config *, char *, size_t),
+			struct server_reply *reply)
+{
+	char err[512] = "";
+	const char *unused;
+	if (query_arg(req, NULL, &unused, reply) < 0)
+		return;
+	if (!body_is_blank(req)) {
+		server_error(reply, 400, "%s takes no request body", req->path);
+		return;
+	}
+	if (!op) {
+		server_error(reply, 500, "internal error: no engine support in this agent");
+		return;
+	}
+	errno = 0;
+	json_t *doc = op(ctx->cfg, err, sizeof err);
+	engine_reply(doc, errno, err, reply);
+}
+
+static void get_engine(const struct server_ctx *ctx, const struct server_request *req,
+		       struct server_reply *reply)
+{
+	engine_call(ctx, req, ctx->ops->engine_status, reply);
+}
+
+static void post_engine_freeze(const struct server_ctx *ctx, const struct server_request *req,
+			       struct server_reply *reply)
+{
+	engine_call(ctx, req, ctx->ops->engine_freeze, reply);
+}
+
+static void post_engine_thaw(const struct server_ctx *ctx, const struct server_request *req,
+			     struct server_reply *reply)
+{
+	engine_call(ctx, req, ctx->ops->engine_thaw, reply);
+}
+
 static void get_version(const struct server_ctx *ctx, const struct server_request *req,
 			struct server_reply *reply)
 {
@@ -301,10 +351,16 @@ struct route {
 };
 
 static const struct route routes[] = {
-    {"/v1/status", "GET", get_status},	 {"/v1/checks", "GET", get_checks},
-    {"/v1/wakeups", "GET", get_wakeups}, {"/v1/trim", "POST", post_trim},
-    {"/v1/balloon", "GET", get_balloon}, {"/v1/balloon/order", "PUT", put_balloon_order},
+    {"/v1/status", "GET", get_status},
+    {"/v1/checks", "GET", get_checks},
+    {"/v1/wakeups", "GET", get_wakeups},
+    {"/v1/trim", "POST", post_trim},
+    {"/v1/balloon", "GET", get_balloon},
+    {"/v1/balloon/order", "PUT", put_balloon_order},
     {"/v1/version", "GET", get_version},
+    {"/v1/engine", "GET", get_engine},
+    {"/v1/engine/freeze", "POST", post_engine_freeze},
+    {"/v1/engine/thaw", "POST", post_engine_thaw},
 };
 
 void server_route(const struct server_ctx *ctx, const struct server_request *req,
@@ -332,6 +388,7 @@ void server_route(const struct server_ctx *ctx, const struct server_request *req
 	server_error(reply, 404,
 		     "no such endpoint: %s (endpoints: GET /v1/status, GET /v1/checks, GET "
 		     "/v1/wakeups?seconds=N, POST /v1/trim, GET /v1/balloon, PUT "
-		     "/v1/balloon/order, GET /v1/version)",
+		     "/v1/balloon/order, GET /v1/version, GET /v1/engine, POST /v1/engine/freeze, "
+		     "POST /v1/engine/thaw)",
 		     path);
 }

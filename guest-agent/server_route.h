@@ -29,6 +29,10 @@ struct server_ops {
 			bool force, char *err, size_t errsize);
 	json_t *(*balloon)(char *err, size_t errsize);
 	json_t *(*balloon_set_order)(int order, char *err, size_t errsize);
+	/* engine.h; a refusal sets errno EBUSY, ENOENT or ENOTSUP (answered 409) */
+	json_t *(*engine_status)(const struct agent_config *cfg, char *err, size_t errsize);
+	json_t *(*engine_freeze)(const struct agent_config *cfg, char *err, size_t errsize);
+	json_t *(*engine_thaw)(const struct agent_config *cfg, char *err, size_t errsize);
 };
 
 /* The real core functions of agent.h (defined in daemon.c, which wires them to the server). */
@@ -56,7 +60,7 @@ struct server_request {
 };
 
 struct server_reply {
-	unsigned status;   /* 200, 400, 404, 405, 413, 500 */
+	unsigned status;   /* 200, 400, 404, 405, 409, 413, 500, 503 */
 	json_t *body;	   /* always an object: the document, or {"error": "..."}; caller frees */
 	const char *allow; /* methods for the Allow header of a 405, else NULL */
 };

@@ -1,15 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
 # ThreadSanitizer for the agent, the only multithreaded, root, long-lived component: the suites
-# of its server (libmicrohttpd, one thread per connection, with the fake and with the real core),
-# its trim (the timer and API requests share one state) and its daemon (start-up and shutdown
-# against the server's threads), built with -fsanitize=thread in their own directory (TSan does
-# not combine with ASan). A report stops the suite with exit code 66, which fails it.
+# of its server (libmicrohttpd, one thread per connection, with the fake and with the real core,
+# and under load), its trim (the timer and API requests share one state) and its daemon
+# (start-up and shutdown against the server's threads), built with -fsanitize=thread in their own
+# directory (TSan does not combine with ASan). A report stops the suite with exit code 66, which
+# fails it.
 #
 #   make tsan
 # Included by the Makefile after the unit-suite lists.
 
 .PHONY: tsan
-TSAN_SUITES := agent_server agent_server_core agent_trim agent_daemon
+TSAN_SUITES := agent_server agent_server_load agent_server_core agent_engine agent_trim agent_daemon
 TSAN_DIR := $(B)/tsan/tests
 CFLAGS_TSAN := -O1 -g -fno-omit-frame-pointer -fsanitize=thread $(BASE_CFLAGS) -Werror
 TSAN_RUN_OPTIONS := halt_on_error=1 exitcode=66 second_deadlock_stack=1

@@ -19,7 +19,7 @@ CC=${CC:-cc}
 # Exports only tests call, on purpose: the place a test puts its fakes in.
 SEAMS='vmc_fs_set_root lib/procfs.c: the root of every /proc and /sys reader, a fake tree in tests
 vmproc_set_ops host/clients/vmproc.c: the vz helper lookup, faked in tests (no macOS here)
-agent_state_set_io guest-agent/state.c: the trim pass's reads and writes, a fake /proc and /sys in tests'
+agent_state_set_io guest-agent/state.c: the reads and writes of a trim pass, a fake /proc and /sys in tests'
 # Programs of the repository besides vmcost and its agent that use lib/: their calls count.
 TOOLS='tests/unit/lib_templates.c'
 

@@ -29,7 +29,11 @@ static bool same_config(const struct agent_config *a, const struct agent_config 
 	       strcmp(a->socket_owner, b->socket_owner) == 0 &&
 	       strcmp(a->socket_group, b->socket_group) == 0 && a->socket_mode == b->socket_mode &&
 	       a->log_level == b->log_level && a->trim_enabled == b->trim_enabled &&
-	       a->max_request_bytes == b->max_request_bytes;
+	       a->max_request_bytes == b->max_request_bytes &&
+	       strcmp(a->engine_cgroups, b->engine_cgroups) == 0 &&
+	       a->engine_freeze_lima_agent == b->engine_freeze_lima_agent &&
+	       a->engine_freeze_timeout_s == b->engine_freeze_timeout_s &&
+	       strcmp(a->docker_socket, b->docker_socket) == 0;
 }
 
 TEST(defaults_match_the_documentation)
@@ -50,6 +54,10 @@ TEST(defaults_match_the_documentation)
 	CHECK_INT(cfg.log_level, VMC_LOG_INFO);
 	CHECK(cfg.trim_enabled);
 	CHECK_U64(cfg.max_request_bytes, 64 * 1024);
+	CHECK(strcmp(cfg.engine_cgroups, "auto") == 0);
+	CHECK(!cfg.engine_freeze_lima_agent);
+	CHECK_DBL(cfg.engine_freeze_timeout_s, 5, 0);
+	CHECK_STR(cfg.docker_socket, "/var/run/docker.sock");
 }
 
 TEST(empty_and_comment_only_files_give_defaults)
@@ -80,7 +88,11 @@ TEST(every_key_is_read)
 			   "socket-mode: 0600\n"
 			   "log-level: debug\n"
 			   "trim: false\n"
-			   "max-request: 4KiB\n";
+			   "max-request: 4KiB\n"
+			   "engine-cgroups: openrc.docker,openrc.containerd\n"
+			   "engine-freeze-lima-agent: yes\n"
+			   "engine-freeze-timeout: 500ms\n"
+			   "docker-socket: /run/docker.sock\n";
 	CHECK_INT(parse(text, &cfg), 0);
 	CHECK_STR(err, "");
 	CHECK_DBL(cfg.interval_s, 120, 0);
@@ -97,6 +109,10 @@ TEST(every_key_is_read)
 	CHECK_INT(cfg.log_level, VMC_LOG_DEBUG);
 	CHECK(!cfg.trim_enabled);
 	CHECK_U64(cfg.max_request_bytes, 4096);
+	CHECK(strcmp(cfg.engine_cgroups, "openrc.docker,openrc.containerd") == 0);
+	CHECK(cfg.engine_freeze_lima_agent);
+	CHECK_DBL(cfg.engine_freeze_timeout_s, 0.5, 1e-9);
+	CHECK_STR(cfg.docker_socket, "/run/docker.sock");
 }
 
 TEST(value_spellings)
@@ -177,6 +193,17 @@ TEST(bad_values_are_refused_with_line_and_key)
 	    {"trim: maybe\n", "key \"trim\": \"maybe\" is not true or false"},
 	    {"max-request: 10\n", "key \"max-request\": 10 is out of range"},
 	    {"max-request: 1G\n", "key \"max-request\": 1G is out of range"},
+	    {"engine-cgroups: ../etc\n",
+	     "key \"engine-cgroups\": \"../etc\" is not auto or a list"},
+	    {"engine-cgroups: /sys/fs/cgroup/x\n",
+	     "key \"engine-cgroups\": \"/sys/fs/cgroup/x\" is not"},
+	    {"engine-cgroups: a,,b\n", "key \"engine-cgroups\": \"a,,b\" is not auto"},
+	    {"engine-cgroups: a,b,c,d,e\n", "key \"engine-cgroups\": more than 4 cgroups"},
+	    {"engine-freeze-lima-agent: sometimes\n", "\"sometimes\" is not true or false"},
+	    {"engine-freeze-timeout: 10ms\n",
+	     "key \"engine-freeze-timeout\": 10ms is out of range"},
+	    {"docker-socket: docker.sock\n",
+	     "key \"docker-socket\": \"docker.sock\" is not an absolute"},
 	    {"floor:\n", "key \"floor\": needs a value"},
 	    {"floor: [1, 2]\n", "key \"floor\": needs a single value"},
 	    {"method:\n  name: auto\n", "key \"method\": needs a single value"},

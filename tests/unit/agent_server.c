@@ -98,8 +98,43 @@ static json_t *fake_array(char *err, size_t errsize)
 	return json_array();
 }
 
-static const struct server_ops fake_ops = {fake_status, fake_checks,  fake_wakeups,
-					   fake_trim,	fake_balloon, fake_set_order};
+static atomic_bool engine_refuses;
+static _Atomic int calls_freeze;
+
+static json_t *fake_engine_status(const struct agent_config *c, char *err, size_t errsize)
+{
+	(void)c;
+	(void)err;
+	(void)errsize;
+	return json_pack("{s:s}", "doc", "engine");
+}
+
+static json_t *fake_engine_freeze(const struct agent_config *c, char *err, size_t errsize)
+{
+	(void)c;
+	calls_freeze++;
+	if (engine_refuses) {
+		snprintf(err, errsize, "container 0123456789ab is running");
+		errno = EBUSY;
+		return NULL;
+	}
+	return json_pack("{s:s}", "doc", "freeze");
+}
+
+static json_t *fake_engine_thaw(const struct agent_config *c, char *err, size_t errsize)
+{
+	(void)c;
+	if (engine_refuses) {
+		snprintf(err, errsize, "cannot lock /run/vmcost-agent/engine.lock");
+		errno = EIO;
+		return NULL;
+	}
+	return json_pack("{s:s}", "doc", "thaw");
+}
+
+static const struct server_ops fake_ops = {
+    fake_status,    fake_checks,	fake_wakeups,	    fake_trim,	     fake_balloon,
+    fake_set_order, fake_engine_status, fake_engine_freeze, fake_engine_thaw};
 
 static struct agent_config cfg;
 static struct server_ctx ctx = {&fake_ops, NULL, &cfg};
@@ -149,11 +184,50 @@ TEST(every_endpoint_routes_to_its_core_function)
 	CHECK_INT(last_order, 9);
 	CHECK_INT(json_integer_value(json_object_get(r.body, "order")), 9);
 	json_decref(r.body);
+	static const struct {
+		const char *method, *path, *doc;
+	} engine[] = {{"GET", "/v1/engine", "engine"},
+		      {"POST", "/v1/engine/freeze", "freeze"},
+		      {"POST", "/v1/engine/thaw", "thaw"}};
+	for (size_t i = 0; i < sizeof engine / sizeof engine[0]; i++) {
+		r = route(engine[i].method, engine[i].path, NULL, NULL, 0);
+		CHECK_INT(r.status, 200);
+		CHECK_STR(doc_of(&r), engine[i].doc);
+		json_decref(r.body);
+	}
 	r = route("GET", "/v1/version", NULL, NULL, 0);
 	CHECK_INT(r.status, 200);
 	CHECK(json_string_length(json_object_get(r.body, "version")) > 0);
 	CHECK_INT(json_integer_value(json_object_get(r.body, "api")), 1);
 	json_decref(r.body);
+}
+
+TEST(a_refused_freeze_is_409_and_a_failed_thaw_500)
+{
+	engine_refuses = true;
+	struct server_reply r = route("POST", "/v1/engine/freeze", NULL, NULL, 0);
+	CHECK_INT(r.status, 409);
+	CHECK_CONTAINS(error_of(&r), "container 0123456789ab is running");
+	json_decref(r.body);
+	r = route("POST", "/v1/engine/thaw", NULL, NULL, 0);
+	CHECK_INT(r.status, 500);
+	CHECK_CONTAINS(error_of(&r), "cannot lock");
+	json_decref(r.body);
+	engine_refuses = false;
+	int freezes = calls_freeze;
+	r = route("POST", "/v1/engine/freeze", "{\"now\": true}", NULL, 0);
+	CHECK_INT(r.status, 400);
+	CHECK_CONTAINS(error_of(&r), "takes no request body");
+	json_decref(r.body);
+	struct server_arg arg = {"force", "1"};
+	r = route("POST", "/v1/engine/freeze", NULL, &arg, 1);
+	CHECK_INT(r.status, 400);
+	json_decref(r.body);
+	r = route("GET", "/v1/engine/freeze", NULL, NULL, 0);
+	CHECK_INT(r.status, 405);
+	CHECK_STR(r.allow, "POST");
+	json_decref(r.body);
+	CHECK_INT(calls_freeze, freezes);
 }
 
 TEST(unknown_paths_are_404_with_the_list_of_endpoints)
@@ -686,6 +760,7 @@ int main(void)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 
 	RUN(every_endpoint_routes_to_its_core_function);
+	RUN(a_refused_freeze_is_409_and_a_failed_thaw_500);
 	RUN(unknown_paths_are_404_with_the_list_of_endpoints);
 	RUN(wrong_method_is_405_with_allow);
 	RUN(trim_options_come_from_the_json_body);
