@@ -3,7 +3,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/un.h>
 
 /*
  * 64 KiB per read: large enough that a 1 GiB image export costs few syscalls, small enough to
@@ -19,7 +18,6 @@ struct relay_dir {
 	bool reading;	/* uv_read_start is in effect on src */
 	bool shut_sent; /* uv_shutdown(dst) requested */
 	bool shut_done; /* ... and completed */
-	uint64_t bytes; /* bytes written to dst */
 	uv_shutdown_t shutdown_req;
 };
 
@@ -208,7 +206,6 @@ static void write_to(struct relay_dir *d, char *base, size_t len)
 	}
 	w->dir = d;
 	w->base = base;
-	d->bytes += len;
 	uv_buf_t buf = uv_buf_init(base, (unsigned)len);
 	int rc = uv_write(&w->req, d->dst, &buf, 1, on_write);
 	if (rc < 0) {
@@ -379,21 +376,6 @@ enum relay_phase relay_phase(const struct relay *r)
 	return r->phase;
 }
 
-bool relay_client_gone(const struct relay *r)
-{
-	return r->up.src_eof;
-}
-
-uint64_t relay_bytes_up(const struct relay *r)
-{
-	return r->up.bytes;
-}
-
-uint64_t relay_bytes_down(const struct relay *r)
-{
-	return r->down.bytes;
-}
-
 size_t relay_held_bytes(const struct relay *r)
 {
 	return r->held_bytes;
@@ -432,12 +414,4 @@ void relay_list_remove(struct relay **head, struct relay *r)
 	if (r->next)
 		r->next->prev = r->prev;
 	r->prev = r->next = NULL;
-}
-
-bool relay_path_fits(const char *path, size_t *max)
-{
-	size_t limit = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
-	if (max)
-		*max = limit;
-	return strlen(path) <= limit;
 }

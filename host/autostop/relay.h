@@ -57,10 +57,6 @@ void relay_connect(struct relay *r, const char *upstream_path);
 void relay_close(struct relay *r, const char *why);
 
 enum relay_phase relay_phase(const struct relay *r);
-/* The client sent EOF while held (it gave up, or half-closed after its request). */
-bool relay_client_gone(const struct relay *r);
-uint64_t relay_bytes_up(const struct relay *r);	  /* client -> upstream */
-uint64_t relay_bytes_down(const struct relay *r); /* upstream -> client */
 size_t relay_held_bytes(const struct relay *r);
 /* Failed connects since the last success (a busy upstream answers EAGAIN: retry, then give up). */
 unsigned relay_connect_failures(const struct relay *r);
@@ -71,8 +67,5 @@ int relay_connect_error(const struct relay *r);
 struct relay *relay_next(const struct relay *r);
 void relay_list_add(struct relay **head, struct relay *r);
 void relay_list_remove(struct relay **head, struct relay *r);
-
-/* True when path fits sockaddr_un.sun_path with its NUL; max gets the longest usable length. */
-bool relay_path_fits(const char *path, size_t *max);
 
 #endif

@@ -2,6 +2,7 @@
 #include "autostop/state.h"
 
 #include "message.h"
+#include "settle.h"
 #include "units.h"
 
 #include <stdarg.h>
@@ -355,6 +356,11 @@ struct autostop_actions autostop_start_failed(struct autostop *a, double now, co
 	return act;
 }
 
+void autostop_stop_began(struct autostop *a, uint64_t host_free)
+{
+	a->settle = (struct autostop_settle){.before = host_free};
+}
+
 struct autostop_actions autostop_stop_exited(struct autostop *a, double now, int exit_code,
 					     const char *last_line, double took_s)
 {
@@ -374,11 +380,11 @@ struct autostop_actions autostop_stop_exited(struct autostop *a, double now, int
 	return act;
 }
 
-struct autostop_actions autostop_stop_settled(struct autostop *a, double now, int64_t freed)
+static void stop_settled(struct autostop *a, double now, struct autostop_actions *act)
 {
-	struct autostop_actions act = {0};
-	if (a->state != AUTOSTOP_STOPPING)
-		return act;
+	const struct autostop_settle *s = &a->settle;
+	int64_t freed = s->before && s->best ? (int64_t)s->best - (int64_t)s->before : 0;
+	act->todo |= AUTOSTOP_DO_END_SETTLE;
 	set_state(a, AUTOSTOP_STOPPED, now);
 	a->has_last_freed = true;
 	a->last_freed = freed;
@@ -386,15 +392,39 @@ struct autostop_actions autostop_stop_settled(struct autostop *a, double now, in
 	vmc_format_duration(a->last_stop_s, took, sizeof took);
 	vmc_format_bytes_delta(freed, gain, sizeof gain);
 	if (a->clients > 0) {
-		begin_start(a, now, &act);
-		decide(a, now, &act,
+		begin_start(a, now, act);
+		decide(a, now, act,
 		       "stopped %s in %s (host free memory %s); %u client%s arrived meanwhile: "
 		       "limactl start %s",
 		       a->name, took, gain, a->clients, plural(a->clients), a->name);
-		return act;
+		return;
 	}
 	kind(a, "stopped");
-	decide(a, now, &act, "stopped %s in %s: host free memory %s", a->name, took, gain);
+	decide(a, now, act, "stopped %s in %s: host free memory %s", a->name, took, gain);
+}
+
+/* The stop's gain counts once free memory stops rising (the rule memtest uses), after
+ * AUTOSTOP_SETTLE_MAX_SAMPLES, or at once when a client waits for a start. */
+struct autostop_actions autostop_free_sampled(struct autostop *a, double now, uint64_t host_free)
+{
+	struct autostop_actions act = {0};
+	if (a->state != AUTOSTOP_STOPPING) {
+		act.todo |= AUTOSTOP_DO_END_SETTLE;
+		return act;
+	}
+	struct autostop_settle *s = &a->settle;
+	bool settled = false;
+	if (s->samples > 0 && now > s->last_t) {
+		double rise = ((double)host_free - (double)s->last) / (now - s->last_t);
+		settled = vmc_free_settled(rise, 0);
+	}
+	s->samples++;
+	s->last = host_free;
+	s->last_t = now;
+	if (host_free > s->best)
+		s->best = host_free;
+	if (settled || s->samples >= AUTOSTOP_SETTLE_MAX_SAMPLES || a->clients > 0)
+		stop_settled(a, now, &act);
 	return act;
 }
 

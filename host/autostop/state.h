@@ -8,7 +8,9 @@
  *     reported no running container; the period starts when a check finds both true;
  *   - never stop an instance not seen running and healthy (answering), never during a start;
  *   - a client that finds docker.sock refusing is held while one shared start runs, until
- *     /_ping answers; a failed or timed-out start closes the held clients.
+ *     /_ping answers; a failed or timed-out start closes the held clients;
+ *   - after a stop, host free memory is sampled until it settles (lib/settle.h, the rule
+ *     memtest uses) or a client waits: the gain is what the stop gave back.
  */
 #ifndef VMC_AUTOSTOP_STATE_H
 #define VMC_AUTOSTOP_STATE_H
@@ -34,12 +36,18 @@ enum autostop_action {
 	AUTOSTOP_DO_DISARM_TIMER = 1 << 2, /* no idle timer: not idle */
 	AUTOSTOP_DO_START = 1 << 3,	   /* run limactl start NAME, ping until it answers */
 	AUTOSTOP_DO_STOP = 1 << 4,	   /* run limactl stop NAME */
-	AUTOSTOP_DO_SETTLE = 1 << 5,	   /* measure the host free-memory gain of the stop */
+	AUTOSTOP_DO_SETTLE = 1 << 5,	   /* sample host free memory now and every
+					      AUTOSTOP_SETTLE_INTERVAL_S: autostop_free_sampled */
 	AUTOSTOP_DO_CONNECT_HELD = 1 << 6, /* connect every held client to docker.sock */
 	AUTOSTOP_DO_CLOSE_HELD = 1 << 7,   /* close every held client: the start failed */
 	AUTOSTOP_DO_END_START = 1 << 8,	   /* stop pinging and the start deadline */
 	AUTOSTOP_DO_LOG = 1 << 9,	   /* a decision was made: log state->decision */
+	AUTOSTOP_DO_END_SETTLE = 1 << 10,  /* stop sampling host free memory */
 };
+
+/* Host free memory after a stop: one sample at once, then one a second, at most this many. */
+#define AUTOSTOP_SETTLE_INTERVAL_S  1.0
+#define AUTOSTOP_SETTLE_MAX_SAMPLES 15
 
 /* The last client closed this long ago before the Docker API is asked whether it is idle. */
 #define AUTOSTOP_QUIET_S 1.0
@@ -56,6 +64,14 @@ struct autostop_check {
 	char names[200];       /* "pg, fdb" (may be truncated) */
 	char error[200];       /* why the API did not answer */
 	bool instance_stopped; /* Lima says the instance is stopped (when !api_ok) */
+};
+
+/* Host free memory around a stop (bytes; 0 = could not be read). */
+struct autostop_settle {
+	uint64_t before;     /* just before limactl stop */
+	uint64_t best, last; /* after it: the highest so far, the latest */
+	double last_t;
+	unsigned samples;
 };
 
 struct autostop {
@@ -76,6 +92,7 @@ struct autostop {
 	bool has_last_freed;
 	int64_t last_freed; /* host free-memory gain of the last stop (bytes) */
 	double last_stop_s; /* limactl stop's own duration */
+	struct autostop_settle settle;
 	unsigned starts, stops;
 	char decision_kind[16]; /* "start", "stop", "stay-up", "idle", "ready", "failed", ... */
 	char decision[400];	/* the last decision, one line */
@@ -113,10 +130,13 @@ struct autostop_actions autostop_start_timed_out(struct autostop *a, double now,
 struct autostop_actions autostop_start_failed(struct autostop *a, double now, const char *why,
 					      unsigned held);
 
+/* Host free memory just before limactl stop runs (0 when it cannot be read). */
+void autostop_stop_began(struct autostop *a, uint64_t host_free);
 struct autostop_actions autostop_stop_exited(struct autostop *a, double now, int exit_code,
 					     const char *last_line, double took_s);
-/* The host's free memory settled after the stop: freed is the gain in bytes. */
-struct autostop_actions autostop_stop_settled(struct autostop *a, double now, int64_t freed);
+/* One sample of host free memory after the stop (AUTOSTOP_DO_SETTLE); once it settled, the
+ * gain is logged and kept for the status. */
+struct autostop_actions autostop_free_sampled(struct autostop *a, double now, uint64_t host_free);
 
 /* Seconds idle so far (0 when not idle). */
 double autostop_idle_for(const struct autostop *a, double now);

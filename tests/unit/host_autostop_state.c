@@ -359,13 +359,23 @@ TEST(a_stop_reports_the_ram_it_gave_back)
 	struct autostop_check c = api_ok(0, "");
 	autostop_check_done(&a, now + IDLE, &c);
 	CHECK_INT(a.state, AUTOSTOP_STOPPING);
+	uint64_t before = (uint64_t)4 << 30;
+	autostop_stop_began(&a, before);
 	struct autostop_actions act = autostop_stop_exited(&a, now + IDLE + 4, 0, "", 4.2);
 	CHECK(has(act, AUTOSTOP_DO_SETTLE));
 	CHECK_INT(a.state, AUTOSTOP_STOPPING);
-	act = autostop_stop_settled(&a, now + IDLE + 6, (int64_t)1536 << 20);
+	/* The kernel still frees the VM's pages: 1 GiB at exit, 512 MiB more in the next second. */
+	act = autostop_free_sampled(&a, now + IDLE + 4, before + ((uint64_t)1 << 30));
+	CHECK(!has(act, AUTOSTOP_DO_END_SETTLE));
+	act = autostop_free_sampled(&a, now + IDLE + 5, before + ((uint64_t)1536 << 20));
+	CHECK(!has(act, AUTOSTOP_DO_END_SETTLE));
+	CHECK_INT(a.state, AUTOSTOP_STOPPING);
+	/* 4 MiB in a second is below the shared rule's 8 MiB/s: settled. */
+	act = autostop_free_sampled(&a, now + IDLE + 6, before + ((uint64_t)1540 << 20));
+	CHECK(has(act, AUTOSTOP_DO_END_SETTLE));
 	CHECK_INT(a.state, AUTOSTOP_STOPPED);
 	CHECK(a.has_last_freed);
-	CHECK_INT(a.last_freed, (int64_t)1536 << 20);
+	CHECK_INT(a.last_freed, (int64_t)1540 << 20);
 	CHECK_CONTAINS(a.decision, "stopped dev in 4.2 s: host free memory +1.50 GiB");
 	CHECK_STR(autostop_state_name(a.state), "stopped by autostop");
 }
@@ -379,11 +389,36 @@ TEST(a_client_during_the_stop_starts_it_again)
 	autostop_check_done(&a, now + IDLE, &c);
 	struct autostop_actions act;
 	CHECK(!autostop_client_opened(&a, now + IDLE + 1, &act)); /* held */
+	autostop_stop_began(&a, (uint64_t)1 << 30);
 	act = autostop_stop_exited(&a, now + IDLE + 4, 0, "", 3);
-	act = autostop_stop_settled(&a, now + IDLE + 5, 100 << 20);
+	/* Free memory still rises, but a client waits: no more samples. */
+	act = autostop_free_sampled(&a, now + IDLE + 4, ((uint64_t)1 << 30) + (100 << 20));
+	CHECK(has(act, AUTOSTOP_DO_END_SETTLE));
 	CHECK(has(act, AUTOSTOP_DO_START));
 	CHECK_INT(a.state, AUTOSTOP_STARTING);
 	CHECK_CONTAINS(a.decision, "1 client arrived meanwhile");
+}
+
+TEST(settling_ends_after_the_last_sample)
+{
+	struct autostop a;
+	double now;
+	running_idle(&a, &now);
+	struct autostop_check c = api_ok(0, "");
+	autostop_check_done(&a, now + IDLE, &c);
+	autostop_stop_began(&a, 0); /* host free memory could not be read */
+	autostop_stop_exited(&a, now + IDLE + 1, 0, "", 1);
+	struct autostop_actions act = {0};
+	uint64_t free_now = (uint64_t)1 << 30;
+	unsigned n = 0;
+	while (!has(act, AUTOSTOP_DO_END_SETTLE) && n < 100) {
+		free_now += 100 << 20; /* a host whose free memory keeps rising fast */
+		act = autostop_free_sampled(&a, now + IDLE + 1 + n, free_now);
+		n++;
+	}
+	CHECK_INT(n, AUTOSTOP_SETTLE_MAX_SAMPLES);
+	CHECK_INT(a.state, AUTOSTOP_STOPPED);
+	CHECK_INT(a.last_freed, 0); /* nothing to compare with */
 }
 
 TEST(a_failed_stop_checks_again)
@@ -434,6 +469,7 @@ int main(void)
 	RUN(started_by_hand_is_learned_again);
 	RUN(a_stop_reports_the_ram_it_gave_back);
 	RUN(a_client_during_the_stop_starts_it_again);
+	RUN(settling_ends_after_the_last_sample);
 	RUN(a_failed_stop_checks_again);
 	RUN(container_list_parsing);
 	return check_done();
