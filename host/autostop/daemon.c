@@ -340,8 +340,22 @@ static uint64_t host_free(void)
 	return platform_host_memory(&hm) == 0 ? hm.free : 0;
 }
 
+/* Connections kept alive between requests would meet a VM that is going: close them first, as
+ * an HTTP server closes an idle connection. A client that waits for a start is held instead. */
+static void close_quiet_clients(struct daemon *d)
+{
+	struct relay *r = d->relays;
+	while (r) {
+		struct relay *next = relay_next(r);
+		if (relay_phase(r) != RELAY_HELD && relay_activity(r) == AUTOSTOP_QUIET)
+			relay_close(r, "the VM stops: idle connection closed");
+		r = next;
+	}
+}
+
 static void begin_stop(struct daemon *d)
 {
+	close_quiet_clients(d);
 	autostop_stop_began(&d->st, host_free());
 	int rc = spawn_limactl(d, &d->stop, "stop");
 	if (rc < 0) {
@@ -485,6 +499,14 @@ static void relay_connected(struct relay *r, void *ctx)
 	apply(d, autostop_upstream_connected(&d->st, now_s()));
 }
 
+static void relay_activity_changed(struct relay *r, enum autostop_activity was,
+				   enum autostop_activity is, void *ctx)
+{
+	(void)r;
+	struct daemon *d = ctx;
+	apply(d, autostop_client_activity(&d->st, now_s(), was, is));
+}
+
 static void relay_closed(struct relay *r, const char *why, void *ctx)
 {
 	struct daemon *d = ctx;
@@ -498,6 +520,7 @@ static const struct relay_hooks hooks = {
     .upstream_failed = relay_upstream_failed,
     .connected = relay_connected,
     .spoke = relay_spoke,
+    .activity = relay_activity_changed,
     .closed = relay_closed,
 };
 

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "autostop/relay.h"
 
+#include "autostop/http_watch.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +44,8 @@ struct relay {
 	unsigned connect_failures;
 	const struct relay_hooks *hooks;
 	void *ctx;
+	struct http_watch watch;
+	enum autostop_activity activity; /* as last reported */
 	char why[160];
 	struct relay *prev, *next;
 };
@@ -67,8 +71,19 @@ static struct relay_dir *dir_of_src(struct relay *r, uv_stream_t *src)
 	return src == (uv_stream_t *)&r->client ? &r->up : &r->down;
 }
 
+static void report_activity(struct relay *r, enum autostop_activity is)
+{
+	enum autostop_activity was = r->activity;
+	if (is == was)
+		return;
+	r->activity = is;
+	if (r->hooks->activity)
+		r->hooks->activity(r, was, is, r->ctx);
+}
+
 static void finalize(struct relay *r)
 {
+	report_activity(r, AUTOSTOP_QUIET);
 	while (r->held_head) {
 		struct held_chunk *c = r->held_head;
 		r->held_head = c->next;
@@ -261,6 +276,10 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 		}
 		stop_reading(d);
 		d->src_eof = true;
+		if (d == &r->down) {
+			http_watch_upstream_eof(&r->watch);
+			report_activity(r, http_watch_activity(&r->watch));
+		}
 		if (r->phase == RELAY_RELAYING) {
 			forward_eof(d);
 		} else if (r->held_bytes == 0) {
@@ -269,10 +288,15 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 		}
 		return;
 	}
+	if (d == &r->up)
+		http_watch_client(&r->watch, buf->base, (size_t)nread);
+	else
+		http_watch_upstream(&r->watch, buf->base, (size_t)nread);
 	if (r->phase == RELAY_RELAYING)
 		write_to(d, buf->base, (size_t)nread);
 	else
 		hold(r, buf->base, (size_t)nread);
+	report_activity(r, http_watch_activity(&r->watch));
 }
 
 static void flush_held(struct relay *r)
@@ -363,6 +387,8 @@ struct relay *relay_accept(uv_stream_t *server, const struct relay_hooks *hooks,
 	r->hooks = hooks;
 	r->ctx = ctx;
 	r->phase = RELAY_HELD;
+	http_watch_init(&r->watch);
+	r->activity = AUTOSTOP_QUIET;
 	r->up = (struct relay_dir){
 	    .relay = r, .src = (uv_stream_t *)&r->client, .dst = (uv_stream_t *)&r->upstream};
 	r->down = (struct relay_dir){
@@ -374,6 +400,11 @@ struct relay *relay_accept(uv_stream_t *server, const struct relay_hooks *hooks,
 enum relay_phase relay_phase(const struct relay *r)
 {
 	return r->phase;
+}
+
+enum autostop_activity relay_activity(const struct relay *r)
+{
+	return r->activity;
 }
 
 size_t relay_held_bytes(const struct relay *r)

@@ -111,13 +111,63 @@ struct autostop_actions autostop_init(struct autostop *a, const char *name, doub
 	return act;
 }
 
+/* The target's path without a /vX.Y prefix and without the query. */
+static size_t api_path(const char *target, const char **path)
+{
+	const char *p = target;
+	if (p[0] == '/' && p[1] == 'v' && p[2] >= '0' && p[2] <= '9') {
+		const char *q = p + 2;
+		while ((*q >= '0' && *q <= '9') || *q == '.')
+			q++;
+		if (*q == '/' || *q == '\0' || *q == '?')
+			p = q;
+	}
+	*path = p;
+	return strcspn(p, "?#");
+}
+
+static bool path_is(const char *path, size_t len, const char *want)
+{
+	return len == strlen(want) && memcmp(path, want, len) == 0;
+}
+
+/* /PREFIX/ID/SUFFIX with one non-empty ID segment. */
+static bool path_is_object(const char *path, size_t len, const char *prefix, const char *suffix)
+{
+	size_t pl = strlen(prefix), sl = strlen(suffix);
+	if (len <= pl + sl || memcmp(path, prefix, pl) != 0 ||
+	    memcmp(path + len - sl, suffix, sl) != 0)
+		return false;
+	const char *id = path + pl, *end = path + len - sl;
+	return memchr(id, '/', (size_t)(end - id)) == NULL;
+}
+
+enum autostop_request autostop_request_kind(const char *method, const char *target, bool upgrade)
+{
+	static const char *const polls[] = {"/_ping",		"/version",	"/info",
+					    "/containers/json", "/images/json", "/volumes",
+					    "/networks",	"/system/df"};
+	const char *path;
+	size_t len = api_path(target, &path);
+	if (upgrade || path_is(path, len, "/session") || path_is(path, len, "/grpc"))
+		return AUTOSTOP_REQ_HIJACK;
+	if (strcmp(method, "POST") == 0 && (path_is_object(path, len, "/containers/", "/attach") ||
+					    path_is_object(path, len, "/exec/", "/start")))
+		return AUTOSTOP_REQ_HIJACK;
+	if (strcmp(method, "HEAD") == 0)
+		return AUTOSTOP_REQ_POLL;
+	if (strcmp(method, "GET") == 0)
+		for (size_t i = 0; i < sizeof polls / sizeof polls[0]; i++)
+			if (path_is(path, len, polls[i]))
+				return AUTOSTOP_REQ_POLL;
+	return AUTOSTOP_REQ_WORK;
+}
+
 bool autostop_client_opened(struct autostop *a, double now, struct autostop_actions *act)
 {
 	(void)now;
 	*act = (struct autostop_actions){0};
 	a->clients++;
-	a->idle_since = 0;
-	act->todo |= AUTOSTOP_DO_DISARM_TIMER;
 	if (a->state == AUTOSTOP_STARTING)
 		return a->ping_answered; /* Docker answers; limactl start is only finishing */
 	return a->state != AUTOSTOP_STOPPING;
@@ -129,10 +179,38 @@ struct autostop_actions autostop_client_closed(struct autostop *a, double now)
 	struct autostop_actions act = {0};
 	if (a->clients > 0)
 		a->clients--;
-	/* The Docker API is asked only once the clients have gone quiet: the docker CLI opens a new
-	 * connection per request, and a check after each one doubled what dockerd had to answer.
-	 * A client within that second disarms the timer, so a burst costs one check. */
-	if (a->clients == 0 && (a->state == AUTOSTOP_RUNNING || a->state == AUTOSTOP_UNHEALTHY))
+	return act;
+}
+
+static void count(unsigned *n, enum autostop_activity which, enum autostop_activity was,
+		  enum autostop_activity is)
+{
+	if (was == which && *n > 0)
+		(*n)--;
+	if (is == which)
+		(*n)++;
+}
+
+struct autostop_actions autostop_client_activity(struct autostop *a, double now,
+						 enum autostop_activity was,
+						 enum autostop_activity is)
+{
+	(void)now;
+	struct autostop_actions act = {0};
+	if (was == is)
+		return act;
+	count(&a->working, AUTOSTOP_WORKING, was, is);
+	count(&a->polling, AUTOSTOP_POLLING, was, is);
+	if (is == AUTOSTOP_WORKING) {
+		a->idle_since = 0;
+		act.todo |= AUTOSTOP_DO_DISARM_TIMER;
+		return act;
+	}
+	/* The Docker API is asked only once the work has ended a second ago: the docker CLI opens
+	 * a new connection per request, and a check after each one doubled what dockerd had to
+	 * answer. Work within that second disarms the timer, so a burst costs one check. */
+	if (was == AUTOSTOP_WORKING && a->working == 0 &&
+	    (a->state == AUTOSTOP_RUNNING || a->state == AUTOSTOP_UNHEALTHY))
 		arm(&act, AUTOSTOP_QUIET_S);
 	return act;
 }
@@ -192,7 +270,7 @@ static void check_failed(struct autostop *a, double now, const struct autostop_c
 	       "%s stays up: the Docker API does not answer (%s); autostop never stops an instance "
 	       "it cannot see healthy",
 	       a->name, c->error[0] ? c->error : "no answer");
-	if (a->clients == 0)
+	if (a->working == 0)
 		arm(act, a->idle_period);
 }
 
@@ -213,11 +291,12 @@ struct autostop_actions autostop_check_done(struct autostop *a, double now,
 	a->checked_once = true;
 	char period[32];
 	vmc_format_duration(a->idle_period, period, sizeof period);
-	if (a->clients > 0) {
+	if (a->working > 0) {
 		if (!was_running) {
 			kind(a, "running");
-			decide(a, now, &act, "%s is running and Docker answers; %u client%s open",
-			       a->name, a->clients, plural(a->clients));
+			decide(a, now, &act,
+			       "%s is running and Docker answers; %u client%s at work", a->name,
+			       a->working, plural(a->working));
 		}
 		return act;
 	}
@@ -233,8 +312,8 @@ struct autostop_actions autostop_check_done(struct autostop *a, double now,
 		a->idle_since = now;
 		kind(a, "idle");
 		decide(a, now, &act,
-		       "%s is idle: no client, no running container; it stops in %s unless that "
-		       "changes",
+		       "%s is idle: no client at work, no running container; it stops in %s "
+		       "unless that changes",
 		       a->name, period);
 		arm(&act, a->idle_period);
 		return act;
@@ -244,13 +323,18 @@ struct autostop_actions autostop_check_done(struct autostop *a, double now,
 		arm(&act, a->idle_period - idle_for);
 		return act;
 	}
+	if (a->polling > 0) {
+		/* A poll waits for its answer: stop once it has it. */
+		arm(&act, AUTOSTOP_QUIET_S);
+		return act;
+	}
 	set_state(a, AUTOSTOP_STOPPING, now);
 	a->stops++;
 	a->idle_since = 0;
 	kind(a, "stop");
 	decide(a, now, &act,
-	       "stopping %s: no client and no running container for %s; limactl stop %s", a->name,
-	       period, a->name);
+	       "stopping %s: no client at work and no running container for %s; limactl stop %s",
+	       a->name, period, a->name);
 	act.todo |= AUTOSTOP_DO_STOP | AUTOSTOP_DO_DISARM_TIMER;
 	return act;
 }
@@ -259,7 +343,7 @@ struct autostop_actions autostop_timer_fired(struct autostop *a, double now)
 {
 	(void)now;
 	struct autostop_actions act = {0};
-	if (a->clients == 0 && (a->state == AUTOSTOP_RUNNING || a->state == AUTOSTOP_UNHEALTHY))
+	if (a->working == 0 && (a->state == AUTOSTOP_RUNNING || a->state == AUTOSTOP_UNHEALTHY))
 		act.todo |= AUTOSTOP_DO_CHECK;
 	return act;
 }
@@ -268,7 +352,7 @@ static void finish_start(struct autostop *a, double now, struct autostop_actions
 {
 	set_state(a, AUTOSTOP_RUNNING, now);
 	act->todo |= AUTOSTOP_DO_END_START;
-	if (a->clients == 0)
+	if (a->working == 0)
 		act->todo |= AUTOSTOP_DO_CHECK;
 }
 
@@ -341,7 +425,7 @@ struct autostop_actions autostop_start_timed_out(struct autostop *a, double now,
 	       "client%s",
 	       a->name, t, a->limactl_done ? " although limactl start succeeded" : "", held,
 	       plural(held));
-	if (a->state == AUTOSTOP_UNHEALTHY && a->clients == 0)
+	if (a->state == AUTOSTOP_UNHEALTHY && a->working == 0)
 		arm(&act, a->idle_period);
 	return act;
 }

@@ -3,9 +3,12 @@
  * What `vmcost autostop` decides, without sockets or processes: every event (a client opened
  * or closed, a check of the Docker API answered, limactl exited, a timer fired) goes in with
  * the time, and out come the actions the daemon must take and, for each decision, one log line.
- * The rules (issue 12):
- *   - stop only when, for the whole idle period, no client was open and the Docker API
+ * The rules (issues 12 and 22):
+ *   - stop only when, for the whole idle period, no client was at work and the Docker API
  *     reported no running container; the period starts when a check finds both true;
+ *   - a client is at work while one of its requests other than a poll (autostop_request_kind)
+ *     waits for its response or streams, or its connection was hijacked or upgraded (attach,
+ *     exec, BuildKit); polls and a kept-alive connection between requests are not work;
  *   - never stop an instance not seen running and healthy (answering), never during a start;
  *   - a client that finds docker.sock refusing is held while one shared start runs, until
  *     /_ping answers; a failed or timed-out start closes the held clients;
@@ -35,7 +38,8 @@ enum autostop_action {
 	AUTOSTOP_DO_ARM_TIMER = 1 << 1,	   /* (re)arm the idle timer for timer_s */
 	AUTOSTOP_DO_DISARM_TIMER = 1 << 2, /* no idle timer: not idle */
 	AUTOSTOP_DO_START = 1 << 3,	   /* run limactl start NAME, ping until it answers */
-	AUTOSTOP_DO_STOP = 1 << 4,	   /* run limactl stop NAME */
+	AUTOSTOP_DO_STOP = 1 << 4,	   /* close the quiet client connections (kept alive
+					      between requests), run limactl stop NAME */
 	AUTOSTOP_DO_SETTLE = 1 << 5,	   /* sample host free memory now and every
 					      AUTOSTOP_SETTLE_INTERVAL_S: autostop_free_sampled */
 	AUTOSTOP_DO_CONNECT_HELD = 1 << 6, /* connect every held client to docker.sock */
@@ -55,6 +59,29 @@ enum autostop_action {
 struct autostop_actions {
 	unsigned todo;	/* enum autostop_action bits */
 	double timer_s; /* with AUTOSTOP_DO_ARM_TIMER */
+};
+
+/* What a request on a client connection is, from its method and target (request line). */
+enum autostop_request {
+	AUTOSTOP_REQ_POLL,   /* read-only listing: does not keep the VM up */
+	AUTOSTOP_REQ_WORK,   /* anything else */
+	AUTOSTOP_REQ_HIJACK, /* the connection carries a raw stream after this request */
+};
+
+/*
+ * Polls: HEAD of anything, and GET of /_ping, /version, /info, /containers/json,
+ * /images/json, /volumes, /networks, /system/df, each with an optional /vX.Y prefix and any
+ * query. Hijacks: attach (POST /containers/ID/attach), exec start (POST /exec/ID/start),
+ * BuildKit's /session and /grpc, and any request asking for an upgrade.
+ */
+enum autostop_request autostop_request_kind(const char *method, const char *target, bool upgrade);
+
+/* What a client connection does now, as far as idleness goes. */
+enum autostop_activity {
+	AUTOSTOP_QUIET,	  /* between requests, or not a word yet */
+	AUTOSTOP_POLLING, /* polls wait for their answers: a stop waits for them, the idle
+			     period goes on */
+	AUTOSTOP_WORKING, /* work in flight, a stream, or a hijacked connection */
 };
 
 /* What one check of the Docker API found. */
@@ -80,6 +107,8 @@ struct autostop {
 	double idle_period;  /* seconds */
 	char name[256];	     /* instance, for log lines */
 	unsigned clients;    /* open client connections, held ones included */
+	unsigned working;    /* of them, AUTOSTOP_WORKING */
+	unsigned polling;    /* of them, AUTOSTOP_POLLING */
 	double idle_since;   /* > 0: since then no client, no running container */
 	unsigned containers; /* running containers at the last check */
 	bool checked_once;   /* a check answered since the daemon started */
@@ -110,6 +139,12 @@ struct autostop_actions autostop_init(struct autostop *a, const char *name, doub
  * when it is held (a start or stop is under way). */
 bool autostop_client_opened(struct autostop *a, double now, struct autostop_actions *act);
 struct autostop_actions autostop_client_closed(struct autostop *a, double now);
+
+/* A client connection's activity changed (the daemon reports each change, and a closing
+ * connection's last activity as a change to AUTOSTOP_QUIET before it closes). */
+struct autostop_actions autostop_client_activity(struct autostop *a, double now,
+						 enum autostop_activity was,
+						 enum autostop_activity is);
 
 /* A client's connect to docker.sock failed (why: "connection refused"). */
 struct autostop_actions autostop_upstream_refused(struct autostop *a, double now, const char *why);

@@ -35,6 +35,8 @@ json_t *autostop_status_document(const struct autostop *a, const char *listen, c
 	json_object_set_new(j, "state", json_string(autostop_state_name(a->state)));
 	json_object_set_new(j, "state_for_s", json_real(now - a->state_since));
 	json_object_set_new(j, "clients", json_integer(a->clients));
+	json_object_set_new(j, "clients_working", json_integer(a->working));
+	json_object_set_new(j, "clients_polling", json_integer(a->polling));
 	json_object_set_new(j, "idle_period_s", json_real(a->idle_period));
 	json_object_set_new(j, "idle_for_s", json_real(autostop_idle_for(a, now)));
 	json_object_set_new(j, "containers_running",
@@ -253,15 +255,16 @@ void autostop_status_print(const json_t *doc, FILE *f)
 	double idle = num(doc, "idle_for_s", &present);
 	double state_for = num(doc, "state_for_s", &present);
 	json_int_t clients = json_integer_value(json_object_get(doc, "clients"));
+	json_int_t working = json_integer_value(json_object_get(doc, "clients_working"));
 	fprintf(f, "%s: %s for %s\n", str(doc, "instance"), str(doc, "state"),
 		vmc_format_duration(state_for, a, sizeof a));
 	if (idle > 0)
-		fprintf(f, "  idle:        %s of %s (no client, no running container)\n",
+		fprintf(f, "  idle:        %s of %s (no client at work, no running container)\n",
 			vmc_format_duration(idle, a, sizeof a),
 			vmc_format_duration(period, b, sizeof b));
 	else
-		fprintf(f, "  idle:        no (%lld client%s open%s); idle period %s\n",
-			(long long)clients, clients == 1 ? "" : "s",
+		fprintf(f, "  idle:        no (%lld of %lld client%s at work%s); idle period %s\n",
+			(long long)working, (long long)clients, clients == 1 ? "" : "s",
 			json_integer_value(json_object_get(doc, "containers_running")) > 0
 			    ? ", containers running"
 			    : "",

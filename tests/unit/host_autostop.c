@@ -626,8 +626,8 @@ TEST(idle_with_nothing_running_stops_and_a_client_starts_it_again)
 	CHECK(WAIT_UNTIL(t_calls("stop") == 1, 15));
 	CHECK(WAIT_UNTIL(kill(vm, 0) != 0, 10)); /* limactl stop really stopped it */
 	CHECK(WAIT_UNTIL(t_log_has("stopped dev in"), 15));
-	CHECK(t_log_has("dev is idle: no client, no running container; it stops in 1.0 s"));
-	CHECK(t_log_has("stopping dev: no client and no running container for 1.0 s"));
+	CHECK(t_log_has("dev is idle: no client at work, no running container; it stops in 1.0 s"));
+	CHECK(t_log_has("stopping dev: no client at work and no running container for 1.0 s"));
 	CHECK(!t_dockerd_alive());
 	json_t *doc = NULL;
 	char err[512];
@@ -680,6 +680,43 @@ TEST(an_open_events_stream_keeps_it_up)
 	json_decref(doc);
 	close(fd);
 	CHECK(WAIT_UNTIL(t_calls("stop") == 1, 15));
+	t_daemon_stop();
+	t_teardown();
+}
+
+/* issue 22: an IDE's Docker view polls; before, every poll restarted the idle period. */
+TEST(polls_through_the_relay_do_not_keep_it_up)
+{
+	t_env();
+	t_vm_up();
+	t_daemon(1);
+	CHECK(WAIT_UNTIL(t_log_has("dev is idle"), 10));
+	double t0 = t_now();
+	char buf[1024];
+	while (t_calls("stop") == 0 && t_now() - t0 < 15) {
+		t_request("GET /v1.47/containers/json HTTP/1.1\r\nHost: d\r\n\r\n", buf, sizeof buf,
+			  5000);
+		usleep(300 * 1000);
+	}
+	CHECK_INT(t_calls("stop"), 1);
+	CHECK(t_now() - t0 < 5);
+	t_daemon_stop();
+	t_teardown();
+}
+
+TEST(a_kept_open_connection_without_work_does_not_keep_it_up)
+{
+	t_env();
+	t_vm_up();
+	t_daemon(1);
+	CHECK(WAIT_UNTIL(t_log_has("dev is idle"), 10));
+	int fd = t_connect(t_listen);
+	CHECK(fd >= 0);
+	CHECK(WAIT_UNTIL(t_calls("stop") == 1, 10));
+	/* Closed before the stop, as a server closes a connection kept alive between requests. */
+	char buf[64];
+	CHECK_INT(t_read_to_eof(fd, buf, sizeof buf, 5000), 0);
+	close(fd);
 	t_daemon_stop();
 	t_teardown();
 }
@@ -886,6 +923,8 @@ int main(int argc, char **argv)
 	RUN(idle_with_nothing_running_stops_and_a_client_starts_it_again);
 	RUN(a_running_container_keeps_it_up);
 	RUN(an_open_events_stream_keeps_it_up);
+	RUN(polls_through_the_relay_do_not_keep_it_up);
+	RUN(a_kept_open_connection_without_work_does_not_keep_it_up);
 	RUN(a_vm_killed_under_a_stream_gives_an_error_then_recovers);
 	RUN(a_failed_start_closes_held_clients_and_says_why);
 	RUN(garbage_half_requests_and_a_thousand_drops);
