@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "autostop/daemon.h"
 
+#include "autostop/forward.h"
 #include "autostop/probe.h"
 #include "autostop/relay.h"
 #include "autostop/sockfile.h"
 #include "autostop/state.h"
 #include "autostop/status.h"
+#include "clients/lima.h"
 #include "clients/process.h"
 #include "jsonutil.h"
 #include "log.h"
@@ -62,15 +64,56 @@ struct daemon {
 	int exit_code;
 };
 
+enum job_kind { JOB_PING, JOB_CHECK, JOB_HEAL };
+
 struct probe_job {
 	uv_work_t req;
 	struct daemon *d;
-	bool is_ping;
+	enum job_kind kind;
 	bool ping_ok;
 	struct autostop_check check;
+	enum autostop_heal heal;
+	char heal_why[600];
 	char sock[PATH_MAX];
 	char instance[256];
+	char instance_dir[PATH_MAX];
 };
+
+static const char *job_name(enum job_kind k)
+{
+	return k == JOB_PING ? "ping" : k == JOB_CHECK ? "check" : "heal of docker.sock";
+}
+
+/* Lima first: a VM that is not running has no forward to heal. */
+static void heal_work(struct probe_job *job)
+{
+	struct lima_instance inst;
+	char err[512];
+	if (lima_instance_load(job->instance, &inst, err, sizeof err) == VMC_EXIT_OK &&
+	    inst.status != LIMA_STATUS_RUNNING) {
+		job->heal = AUTOSTOP_NOT_RUNNING;
+		return;
+	}
+	struct forward f;
+	forward_get(job->instance_dir, FORWARD_DOCKER, &f);
+	char why[512];
+	if (forward_check(&f, FORWARD_PROBE_TIMEOUT_MS, why, sizeof why) == FORWARD_ANSWERS) {
+		job->heal = AUTOSTOP_HEALED;
+		textf(job->heal_why, sizeof job->heal_why, "it answered again by itself");
+		return;
+	}
+	double t0 = (double)uv_hrtime() / 1e9;
+	if (forward_heal(job->instance_dir, job->instance, &f, err, sizeof err) == 0) {
+		job->heal = AUTOSTOP_HEALED;
+		textf(job->heal_why, sizeof job->heal_why,
+		      "its forward was dead: removed the socket file and forwarded it again with "
+		      "ssh -O forward in %.1f s",
+		      (double)uv_hrtime() / 1e9 - t0);
+	} else {
+		job->heal = AUTOSTOP_HEAL_FAILED;
+		textf(job->heal_why, sizeof job->heal_why, "%s", err);
+	}
+}
 
 static const struct relay_hooks hooks;
 static void apply(struct daemon *d, struct autostop_actions act);
@@ -117,10 +160,12 @@ static unsigned count_held(const struct daemon *d)
 static void probe_work(uv_work_t *req)
 {
 	struct probe_job *job = req->data;
-	if (job->is_ping)
+	if (job->kind == JOB_PING)
 		job->ping_ok = probe_ping(job->sock, PROBE_PING_TIMEOUT_MS);
-	else
+	else if (job->kind == JOB_CHECK)
 		probe_check(job->sock, job->instance, PROBE_CHECK_TIMEOUT_MS, &job->check);
+	else
+		heal_work(job);
 }
 
 static void queue_check(struct daemon *d);
@@ -129,7 +174,12 @@ static void probe_done(uv_work_t *req, int status)
 {
 	struct probe_job *job = req->data;
 	struct daemon *d = job->d;
-	if (job->is_ping) {
+	if (job->kind == JOB_HEAL) {
+		if (!d->shutting_down)
+			apply(d, autostop_heal_done(&d->st, now_s(),
+						    status == 0 ? job->heal : AUTOSTOP_HEAL_FAILED,
+						    job->heal_why, count_held(d)));
+	} else if (job->kind == JOB_PING) {
 		d->pings_in_flight--;
 		if (status == 0 && job->ping_ok && !d->shutting_down)
 			apply(d, autostop_ping_answered(&d->st, now_s(), count_held(d)));
@@ -147,28 +197,31 @@ static void probe_done(uv_work_t *req, int status)
 	free(job);
 }
 
-static void queue_probe(struct daemon *d, bool is_ping)
+static void queue_probe(struct daemon *d, enum job_kind kind)
 {
 	struct probe_job *job = calloc(1, sizeof *job);
 	if (!job) {
-		warn("out of memory: skipping a Docker API %s", is_ping ? "ping" : "check");
+		warn("out of memory: skipping a Docker API %s", job_name(kind));
 		return;
 	}
 	job->req.data = job;
 	job->d = d;
-	job->is_ping = is_ping;
+	job->kind = kind;
 	textf(job->sock, sizeof job->sock, "%s", d->cfg->upstream);
 	textf(job->instance, sizeof job->instance, "%s", d->cfg->instance);
+	textf(job->instance_dir, sizeof job->instance_dir, "%s", d->cfg->instance_dir);
 	int rc = uv_queue_work(&d->loop, &job->req, probe_work, probe_done);
 	if (rc < 0) {
-		warn("cannot queue a Docker API %s: %s", is_ping ? "ping" : "check",
-		     uv_strerror(rc));
+		warn("cannot queue a Docker API %s: %s", job_name(kind), uv_strerror(rc));
 		free(job);
+		if (kind == JOB_HEAL)
+			apply(d, autostop_heal_done(&d->st, now_s(), AUTOSTOP_HEAL_FAILED,
+						    uv_strerror(rc), count_held(d)));
 		return;
 	}
-	if (is_ping)
+	if (kind == JOB_PING)
 		d->pings_in_flight++;
-	else
+	else if (kind == JOB_CHECK)
 		d->check_in_flight = true;
 }
 
@@ -178,7 +231,7 @@ static void queue_check(struct daemon *d)
 		d->check_again = true;
 		return;
 	}
-	queue_probe(d, false);
+	queue_probe(d, JOB_CHECK);
 }
 
 static void on_ping_timer(uv_timer_t *t)
@@ -187,7 +240,7 @@ static void on_ping_timer(uv_timer_t *t)
 	/* A ping sent while dockerd was still starting can wait out its whole timeout (a
 	 * socket-activated docker.socket accepts at once): the next ones do not wait for it. */
 	if (d->pings_in_flight < PINGS_AT_ONCE)
-		queue_probe(d, true);
+		queue_probe(d, JOB_PING);
 }
 
 /* ---- limactl start / stop ---------------------------------------------------------------- */
@@ -428,6 +481,8 @@ static void apply(struct daemon *d, struct autostop_actions act)
 			       (uint64_t)(AUTOSTOP_SETTLE_INTERVAL_S * 1000.0));
 	if (act.todo & AUTOSTOP_DO_START)
 		begin_start(d);
+	if (act.todo & AUTOSTOP_DO_HEAL)
+		queue_probe(d, JOB_HEAL);
 }
 
 /* ---- clients ------------------------------------------------------------------------------ */
@@ -436,7 +491,7 @@ static void apply(struct daemon *d, struct autostop_actions act)
 static void on_busy_timer(uv_timer_t *t)
 {
 	struct daemon *d = t->data;
-	if (d->st.state == AUTOSTOP_STOPPING ||
+	if (d->st.state == AUTOSTOP_STOPPING || d->st.state == AUTOSTOP_HEALING ||
 	    (d->st.state == AUTOSTOP_STARTING && !d->st.ping_answered))
 		return;
 	struct relay *r = d->relays;

@@ -32,6 +32,8 @@ const char *autostop_state_name(enum autostop_state s)
 		return "stopped by autostop";
 	case AUTOSTOP_DOWN:
 		return "stopped";
+	case AUTOSTOP_HEALING:
+		return "healing docker.sock";
 	}
 	return "unknown";
 }
@@ -170,7 +172,7 @@ bool autostop_client_opened(struct autostop *a, double now, struct autostop_acti
 	a->clients++;
 	if (a->state == AUTOSTOP_STARTING)
 		return a->ping_answered; /* Docker answers; limactl start is only finishing */
-	return a->state != AUTOSTOP_STOPPING;
+	return a->state != AUTOSTOP_STOPPING && a->state != AUTOSTOP_HEALING;
 }
 
 struct autostop_actions autostop_client_closed(struct autostop *a, double now)
@@ -218,20 +220,68 @@ struct autostop_actions autostop_client_activity(struct autostop *a, double now,
 struct autostop_actions autostop_upstream_refused(struct autostop *a, double now, const char *why)
 {
 	struct autostop_actions act = {0};
-	if (a->state == AUTOSTOP_STARTING || a->state == AUTOSTOP_STOPPING)
-		return act; /* held; the start in progress (or the one after the stop) serves it */
+	if (a->state == AUTOSTOP_STARTING || a->state == AUTOSTOP_STOPPING ||
+	    a->state == AUTOSTOP_HEALING)
+		return act; /* held; the start (or heal) in progress serves it */
 	enum autostop_state was = a->state;
+	if (was == AUTOSTOP_RUNNING || was == AUTOSTOP_CHECKING || was == AUTOSTOP_UNHEALTHY) {
+		/* Seen running: a dead forward is likelier than a VM gone (lima-vm/lima#5420). */
+		set_state(a, AUTOSTOP_HEALING, now);
+		a->idle_since = 0;
+		act.todo |= AUTOSTOP_DO_HEAL | AUTOSTOP_DO_DISARM_TIMER;
+		textf(a->refused_why, sizeof a->refused_why, "%s", why);
+		kind(a, "heal");
+		decide(
+		    a, now, &act,
+		    "docker.sock refused a client (%s) while %s was running: asking Lima whether "
+		    "it still runs, to re-create the forward",
+		    why, a->name);
+		return act;
+	}
 	begin_start(a, now, &act);
-	if (was == AUTOSTOP_RUNNING || was == AUTOSTOP_CHECKING || was == AUTOSTOP_UNHEALTHY)
+	decide(a, now, &act, "starting %s: a client is waiting and %s is %s; limactl start %s",
+	       a->name, a->name, was == AUTOSTOP_STOPPED ? "stopped by autostop" : "stopped",
+	       a->name);
+	return act;
+}
+
+struct autostop_actions autostop_heal_done(struct autostop *a, double now,
+					   enum autostop_heal result, const char *why,
+					   unsigned held)
+{
+	struct autostop_actions act = {0};
+	if (a->state != AUTOSTOP_HEALING)
+		return act;
+	switch (result) {
+	case AUTOSTOP_HEALED:
+		set_state(a, AUTOSTOP_CHECKING, now);
+		act.todo |= AUTOSTOP_DO_CONNECT_HELD | AUTOSTOP_DO_CHECK;
+		a->heals++;
+		kind(a, "healed");
 		decide(a, now, &act,
-		       "starting %s: docker.sock refused a client (%s): the VM went away behind "
-		       "autostop's back; limactl start %s",
-		       a->name, why, a->name);
-	else
+		       "%s runs and docker.sock answers again (%s); relaying %u held "
+		       "client%s",
+		       a->name, why, held, plural(held));
+		break;
+	case AUTOSTOP_NOT_RUNNING:
+		begin_start(a, now, &act);
 		decide(a, now, &act,
-		       "starting %s: a client is waiting and %s is %s; limactl start %s", a->name,
-		       a->name, was == AUTOSTOP_STOPPED ? "stopped by autostop" : "stopped",
-		       a->name);
+		       "starting %s: docker.sock refused a client (%s) and Lima says %s is not "
+		       "running: the VM went away behind autostop's back; limactl start %s",
+		       a->name, a->refused_why, a->name, a->name);
+		break;
+	case AUTOSTOP_HEAL_FAILED:
+		set_state(a, AUTOSTOP_UNHEALTHY, now);
+		act.todo |= AUTOSTOP_DO_CLOSE_HELD;
+		kind(a, "failed");
+		decide(a, now, &act,
+		       "%s runs but docker.sock stays dead: %s; closed %u held client%s (vmcost "
+		       "doctor %s says how to heal it)",
+		       a->name, why, held, plural(held), a->name);
+		if (a->working == 0)
+			arm(&act, a->idle_period);
+		break;
+	}
 	return act;
 }
 

@@ -12,6 +12,9 @@
  *   - never stop an instance not seen running and healthy (answering), never during a start;
  *   - a client that finds docker.sock refusing is held while one shared start runs, until
  *     /_ping answers; a failed or timed-out start closes the held clients;
+ *   - docker.sock refusing while the VM was seen running is first taken for a dead forward:
+ *     held clients wait while Lima is asked, and the forward re-created if the VM still runs;
+ *     limactl start only runs when Lima says it does not;
  *   - after a stop, host free memory is sampled until it settles (lib/settle.h, the rule
  *     memtest uses) or a client waits: the gain is what the stop gave back.
  */
@@ -30,6 +33,8 @@ enum autostop_state {
 	AUTOSTOP_STOPPING,  /* limactl stop runs, then host free memory settles */
 	AUTOSTOP_STOPPED,   /* stopped by autostop */
 	AUTOSTOP_DOWN,	    /* not running, and not stopped by autostop */
+	AUTOSTOP_HEALING,   /* docker.sock refused while the VM was running: asking Lima, and
+			       re-creating the forward if the VM still runs */
 };
 
 /* Actions, combined in a bit mask. */
@@ -47,6 +52,15 @@ enum autostop_action {
 	AUTOSTOP_DO_END_START = 1 << 8,	   /* stop pinging and the start deadline */
 	AUTOSTOP_DO_LOG = 1 << 9,	   /* a decision was made: log state->decision */
 	AUTOSTOP_DO_END_SETTLE = 1 << 10,  /* stop sampling host free memory */
+	AUTOSTOP_DO_HEAL = 1 << 11, /* ask Lima whether it runs; if so re-create docker.sock's
+				       forward: autostop_heal_done */
+};
+
+/* What became of a dead docker.sock (forward.h). */
+enum autostop_heal {
+	AUTOSTOP_HEALED,      /* forwarded again (or it answered again by itself) */
+	AUTOSTOP_NOT_RUNNING, /* Lima says the instance is not running: it went away */
+	AUTOSTOP_HEAL_FAILED, /* Lima runs it, but the forward could not be made to answer */
 };
 
 /* Host free memory after a stop: one sample at once, then one a second, at most this many. */
@@ -122,7 +136,8 @@ struct autostop {
 	int64_t last_freed; /* host free-memory gain of the last stop (bytes) */
 	double last_stop_s; /* limactl stop's own duration */
 	struct autostop_settle settle;
-	unsigned starts, stops;
+	unsigned starts, stops, heals;
+	char refused_why[100];	/* why docker.sock refused, while healing */
 	char decision_kind[16]; /* "start", "stop", "stay-up", "idle", "ready", "failed", ... */
 	char decision[400];	/* the last decision, one line */
 	char logged[400];	/* the last line logged, and when: see decide() */
@@ -148,6 +163,11 @@ struct autostop_actions autostop_client_activity(struct autostop *a, double now,
 
 /* A client's connect to docker.sock failed (why: "connection refused"). */
 struct autostop_actions autostop_upstream_refused(struct autostop *a, double now, const char *why);
+/* The heal asked for with AUTOSTOP_DO_HEAL is over (why: what failed, or what was healed). */
+struct autostop_actions autostop_heal_done(struct autostop *a, double now,
+					   enum autostop_heal result, const char *why,
+					   unsigned held);
+
 /* A client's connect to docker.sock succeeded. */
 struct autostop_actions autostop_upstream_connected(struct autostop *a, double now);
 

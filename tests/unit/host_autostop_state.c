@@ -468,8 +468,60 @@ TEST(the_vm_went_away_behind_its_back)
 	struct autostop_actions act;
 	CHECK(autostop_client_opened(&a, now + 1, &act));
 	act = autostop_upstream_refused(&a, now + 1, "connection refused");
+	/* Lima is asked first: a dead forward looks the same from here. */
+	CHECK(has(act, AUTOSTOP_DO_HEAL));
+	CHECK(!has(act, AUTOSTOP_DO_START));
+	CHECK_INT(a.state, AUTOSTOP_HEALING);
+	act = autostop_heal_done(&a, now + 2, AUTOSTOP_NOT_RUNNING, "", 1);
 	CHECK(has(act, AUTOSTOP_DO_START));
+	CHECK_CONTAINS(a.decision, "connection refused");
 	CHECK_CONTAINS(a.decision, "went away behind autostop's back");
+}
+
+/* issue 22: Lima's docker.sock forward died while the VM runs; limactl start would not help. */
+TEST(a_dead_forward_is_healed_not_started)
+{
+	struct autostop a;
+	double now;
+	running_idle(&a, &now);
+	struct autostop_actions act;
+	CHECK(autostop_client_opened(&a, now + 1, &act));
+	act = autostop_upstream_refused(&a, now + 1, "connection refused");
+	CHECK(has(act, AUTOSTOP_DO_HEAL));
+	CHECK(has(act, AUTOSTOP_DO_DISARM_TIMER));
+	/* More clients and refusals meanwhile are held, and cause nothing more. */
+	CHECK(!autostop_client_opened(&a, now + 1.5, &act));
+	act = autostop_upstream_refused(&a, now + 1.5, "connection refused");
+	CHECK_INT(act.todo, 0);
+	act = autostop_heal_done(&a, now + 2, AUTOSTOP_HEALED, "its forward was dead", 2);
+	CHECK(has(act, AUTOSTOP_DO_CONNECT_HELD));
+	CHECK(has(act, AUTOSTOP_DO_CHECK));
+	CHECK(!has(act, AUTOSTOP_DO_START));
+	CHECK_INT(a.state, AUTOSTOP_CHECKING);
+	CHECK_INT(a.starts, 0);
+	CHECK_INT(a.heals, 1);
+	CHECK_STR(a.decision_kind, "healed");
+	CHECK_CONTAINS(a.decision, "relaying 2 held clients");
+}
+
+TEST(a_forward_that_cannot_be_healed_closes_the_held_clients)
+{
+	struct autostop a;
+	double now;
+	running_idle(&a, &now);
+	struct autostop_actions act;
+	autostop_client_opened(&a, now + 1, &act);
+	autostop_upstream_refused(&a, now + 1, "connection refused");
+	act = autostop_heal_done(&a, now + 20, AUTOSTOP_HEAL_FAILED,
+				 "ssh (Lima's SSH master): Permission denied", 1);
+	CHECK(has(act, AUTOSTOP_DO_CLOSE_HELD));
+	CHECK(!has(act, AUTOSTOP_DO_START));
+	CHECK_INT(a.state, AUTOSTOP_UNHEALTHY);
+	CHECK_CONTAINS(a.decision, "Permission denied");
+	CHECK_CONTAINS(a.decision, "vmcost doctor dev");
+	/* A stale answer after the state moved on changes nothing. */
+	act = autostop_heal_done(&a, now + 21, AUTOSTOP_HEALED, "", 0);
+	CHECK_INT(act.todo, 0);
 }
 
 TEST(started_by_hand_is_learned_again)
@@ -607,6 +659,8 @@ int main(void)
 	RUN(a_start_that_never_answers_times_out);
 	RUN(limactl_missing_is_a_failed_start);
 	RUN(the_vm_went_away_behind_its_back);
+	RUN(a_dead_forward_is_healed_not_started);
+	RUN(a_forward_that_cannot_be_healed_closes_the_held_clients);
 	RUN(started_by_hand_is_learned_again);
 	RUN(a_stop_reports_the_ram_it_gave_back);
 	RUN(a_client_during_the_stop_starts_it_again);
