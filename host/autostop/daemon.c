@@ -7,6 +7,7 @@
 #include "autostop/sockfile.h"
 #include "autostop/state.h"
 #include "autostop/status.h"
+#include "clients/http.h"
 #include "clients/lima.h"
 #include "clients/process.h"
 #include "jsonutil.h"
@@ -37,7 +38,9 @@
  * not gone. Such clients are retried every BUSY_RETRY_MS, for at most BUSY_RETRIES times.
  */
 #define BUSY_RETRY_MS 50
-#define BUSY_RETRIES  200
+/* The agent waits up to engine-freeze-timeout (default 5 s) for the cgroups to freeze. */
+#define FREEZE_TIMEOUT_MS 30000
+#define BUSY_RETRIES	  200
 
 struct child {
 	uv_process_t proc;
@@ -64,7 +67,7 @@ struct daemon {
 	int exit_code;
 };
 
-enum job_kind { JOB_PING, JOB_CHECK, JOB_HEAL };
+enum job_kind { JOB_PING, JOB_CHECK, JOB_HEAL, JOB_FREEZE };
 
 struct probe_job {
 	uv_work_t req;
@@ -74,6 +77,7 @@ struct probe_job {
 	struct autostop_check check;
 	enum autostop_heal heal;
 	char heal_why[600];
+	bool freeze_ok;
 	char sock[PATH_MAX];
 	char instance[256];
 	char instance_dir[PATH_MAX];
@@ -81,7 +85,36 @@ struct probe_job {
 
 static const char *job_name(enum job_kind k)
 {
-	return k == JOB_PING ? "ping" : k == JOB_CHECK ? "check" : "heal of docker.sock";
+	return k == JOB_PING	? "ping"
+	       : k == JOB_CHECK ? "check"
+	       : k == JOB_HEAL	? "heal of docker.sock"
+				: "engine freeze";
+}
+
+/* POST /v1/engine/freeze through the agent's socket; why: the agent's refusal, if any. */
+static void freeze_work(struct probe_job *job)
+{
+	struct forward f;
+	forward_get(job->instance_dir, FORWARD_AGENT, &f);
+	struct http_request req = {.socket_path = f.host,
+				   .method = "POST",
+				   .path = "/v1/engine/freeze",
+				   .timeout_ms = FREEZE_TIMEOUT_MS};
+	struct http_response resp;
+	int rc = http_do(&req, &resp);
+	job->freeze_ok = rc == 0 && resp.status == 200;
+	if (!job->freeze_ok) {
+		json_t *j = resp.body ? json_loads(resp.body, 0, NULL) : NULL;
+		const char *msg = j ? vmc_json_get_str(j, "error") : NULL;
+		if (msg)
+			textf(job->heal_why, sizeof job->heal_why, "%s", msg);
+		else if (resp.status)
+			textf(job->heal_why, sizeof job->heal_why, "HTTP %ld", resp.status);
+		else
+			textf(job->heal_why, sizeof job->heal_why, "%s: %s", f.host, resp.error);
+		json_decref(j);
+	}
+	http_response_free(&resp);
 }
 
 /* Lima first: a VM that is not running has no forward to heal. */
@@ -164,6 +197,8 @@ static void probe_work(uv_work_t *req)
 		job->ping_ok = probe_ping(job->sock, PROBE_PING_TIMEOUT_MS);
 	else if (job->kind == JOB_CHECK)
 		probe_check(job->sock, job->instance, PROBE_CHECK_TIMEOUT_MS, &job->check);
+	else if (job->kind == JOB_FREEZE)
+		freeze_work(job);
 	else
 		heal_work(job);
 }
@@ -174,7 +209,12 @@ static void probe_done(uv_work_t *req, int status)
 {
 	struct probe_job *job = req->data;
 	struct daemon *d = job->d;
-	if (job->kind == JOB_HEAL) {
+	if (job->kind == JOB_FREEZE) {
+		if (!d->shutting_down)
+			apply(d,
+			      autostop_freeze_done(&d->st, now_s(), status == 0 && job->freeze_ok,
+						   job->heal_why));
+	} else if (job->kind == JOB_HEAL) {
 		if (!d->shutting_down)
 			apply(d, autostop_heal_done(&d->st, now_s(),
 						    status == 0 ? job->heal : AUTOSTOP_HEAL_FAILED,
@@ -483,6 +523,8 @@ static void apply(struct daemon *d, struct autostop_actions act)
 		begin_start(d);
 	if (act.todo & AUTOSTOP_DO_HEAL)
 		queue_probe(d, JOB_HEAL);
+	if (act.todo & AUTOSTOP_DO_FREEZE)
+		queue_probe(d, JOB_FREEZE);
 }
 
 /* ---- clients ------------------------------------------------------------------------------ */
@@ -751,7 +793,10 @@ int autostop_daemon_run(const struct autostop_config *cfg, char *err, size_t err
 	      cfg->instance, cfg->listen, cfg->listen_fd >= 0 ? " (socket activation)" : "",
 	      cfg->upstream, period);
 	log_line(d, "listen", msg);
-	apply(d, autostop_init(&d->st, cfg->instance, cfg->idle_s, cfg->instance_running, now_s()));
+	struct autostop_actions first =
+	    autostop_init(&d->st, cfg->instance, cfg->idle_s, cfg->instance_running, now_s());
+	autostop_set_freeze_after(&d->st, cfg->freeze_after_s);
+	apply(d, first);
 	uv_run(&d->loop, UV_RUN_DEFAULT);
 	rc = uv_loop_close(&d->loop);
 	if (rc < 0)

@@ -205,6 +205,8 @@ struct autostop_actions autostop_client_activity(struct autostop *a, double now,
 	count(&a->polling, AUTOSTOP_POLLING, was, is);
 	if (is == AUTOSTOP_WORKING) {
 		a->idle_since = 0;
+		a->frozen =
+		    false; /* its connection thawed the engine; the next period may freeze */
 		act.todo |= AUTOSTOP_DO_DISARM_TIMER;
 		return act;
 	}
@@ -324,6 +326,48 @@ static void check_failed(struct autostop *a, double now, const struct autostop_c
 		arm(act, a->idle_period);
 }
 
+void autostop_set_freeze_after(struct autostop *a, double seconds)
+{
+	a->freeze_after = seconds > 0 && seconds < a->idle_period ? seconds : 0;
+}
+
+static bool freeze_due(const struct autostop *a, double idle_for)
+{
+	return a->freeze_after > 0 && !a->frozen && idle_for + IDLE_SLACK_S >= a->freeze_after;
+}
+
+/* The next check: at the freeze point if one is still ahead, else at the period's end. */
+static void arm_idle(const struct autostop *a, struct autostop_actions *act, double idle_for)
+{
+	double left = a->idle_period - idle_for;
+	if (a->freeze_after > 0 && !a->frozen && a->freeze_after > idle_for &&
+	    a->freeze_after - idle_for < left)
+		left = a->freeze_after - idle_for;
+	arm(act, left);
+}
+
+struct autostop_actions autostop_freeze_done(struct autostop *a, double now, bool ok,
+					     const char *why)
+{
+	struct autostop_actions act = {0};
+	char after[32];
+	vmc_format_duration(a->freeze_after, after, sizeof after);
+	if (ok) {
+		kind(a, "freeze");
+		decide(
+		    a, now, &act,
+		    "froze %s's Docker engine after %s idle (the next client thaws it); it stops "
+		    "at the period's end",
+		    a->name, after);
+		return act;
+	}
+	a->frozen = true; /* refused: not again in this idle period */
+	kind(a, "freeze");
+	decide(a, now, &act, "%s's Docker engine stays thawed: the agent refused to freeze it (%s)",
+	       a->name, why && *why ? why : "no reason given");
+	return act;
+}
+
 struct autostop_actions autostop_check_done(struct autostop *a, double now,
 					    const struct autostop_check *c)
 {
@@ -360,17 +404,23 @@ struct autostop_actions autostop_check_done(struct autostop *a, double now,
 	}
 	if (a->idle_since <= 0) {
 		a->idle_since = now;
+		a->frozen = false;
 		kind(a, "idle");
 		decide(a, now, &act,
 		       "%s is idle: no client at work, no running container; it stops in %s "
 		       "unless that changes",
 		       a->name, period);
-		arm(&act, a->idle_period);
+		arm_idle(a, &act, 0);
 		return act;
 	}
 	double idle_for = now - a->idle_since;
 	if (idle_for + IDLE_SLACK_S < a->idle_period) {
-		arm(&act, a->idle_period - idle_for);
+		if (freeze_due(a, idle_for)) {
+			a->frozen = true;
+			a->freezes++;
+			act.todo |= AUTOSTOP_DO_FREEZE;
+		}
+		arm_idle(a, &act, idle_for);
 		return act;
 	}
 	if (a->polling > 0) {

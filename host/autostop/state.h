@@ -52,6 +52,8 @@ enum autostop_action {
 	AUTOSTOP_DO_END_START = 1 << 8,	   /* stop pinging and the start deadline */
 	AUTOSTOP_DO_LOG = 1 << 9,	   /* a decision was made: log state->decision */
 	AUTOSTOP_DO_END_SETTLE = 1 << 10,  /* stop sampling host free memory */
+	AUTOSTOP_DO_FREEZE = 1 << 12,	   /* POST /v1/engine/freeze to the agent:
+					      autostop_freeze_done */
 	AUTOSTOP_DO_HEAL = 1 << 11, /* ask Lima whether it runs; if so re-create docker.sock's
 				       forward: autostop_heal_done */
 };
@@ -136,7 +138,9 @@ struct autostop {
 	int64_t last_freed; /* host free-memory gain of the last stop (bytes) */
 	double last_stop_s; /* limactl stop's own duration */
 	struct autostop_settle settle;
-	unsigned starts, stops, heals;
+	unsigned starts, stops, heals, freezes;
+	double freeze_after;	/* seconds idle before the engine is frozen; 0: never */
+	bool frozen;		/* asked to freeze in this idle period, and not thawed since */
 	char refused_why[100];	/* why docker.sock refused, while healing */
 	char decision_kind[16]; /* "start", "stop", "stay-up", "idle", "ready", "failed", ... */
 	char decision[400];	/* the last decision, one line */
@@ -154,6 +158,16 @@ struct autostop_actions autostop_init(struct autostop *a, const char *name, doub
  * when it is held (a start or stop is under way). */
 bool autostop_client_opened(struct autostop *a, double now, struct autostop_actions *act);
 struct autostop_actions autostop_client_closed(struct autostop *a, double now);
+
+/*
+ * Deep idle (--freeze-after): once per idle period, after this many seconds of it, the Docker
+ * engine in the guest is frozen through vmcost-agent (POST /v1/engine/freeze). The agent holds
+ * docker.sock meanwhile, so the next client thaws it; the VM still stops at the period's end.
+ */
+void autostop_set_freeze_after(struct autostop *a, double seconds);
+/* The agent's answer to the freeze: ok, or why it refused (a container runs, no freezer...). */
+struct autostop_actions autostop_freeze_done(struct autostop *a, double now, bool ok,
+					     const char *why);
 
 /* A client connection's activity changed (the daemon reports each change, and a closing
  * connection's last activity as a change to AUTOSTOP_QUIET before it closes). */

@@ -793,6 +793,29 @@ TEST(a_dead_forward_is_healed_without_a_start)
 	t_teardown();
 }
 
+/* issue 21: --freeze-after asks the agent to freeze the engine within the idle period. */
+TEST(freeze_after_asks_the_agent)
+{
+	t_env();
+	t_vm_up();
+	char agent[400];
+	snprintf(agent, sizeof agent, "%s/sock/vmcost-agent.sock", t_inst);
+	pid_t peer =
+	    t_fake_peer(agent,
+			"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+			"Content-Length: 17\r\nConnection: close\r\n\r\n{\"state\":\"frozen\"}",
+			1, false);
+	struct autostop_config cfg;
+	t_daemon_config(&cfg, 4, NULL);
+	cfg.freeze_after_s = 1;
+	t_daemon_pid = t_daemon_cfg(&cfg);
+	CHECK(WAIT_UNTIL(t_log_has("froze dev's Docker engine after 1.0 s idle"), 15));
+	CHECK(WAIT_UNTIL(t_calls("stop") == 1, 15)); /* and the stop still comes */
+	waitpid(peer, NULL, 0);
+	t_daemon_stop();
+	t_teardown();
+}
+
 TEST(a_vm_killed_under_a_stream_gives_an_error_then_recovers)
 {
 	t_env();
@@ -998,6 +1021,7 @@ int main(int argc, char **argv)
 	RUN(polls_through_the_relay_do_not_keep_it_up);
 	RUN(a_kept_open_connection_without_work_does_not_keep_it_up);
 	RUN(a_dead_forward_is_healed_without_a_start);
+	RUN(freeze_after_asks_the_agent);
 	RUN(a_vm_killed_under_a_stream_gives_an_error_then_recovers);
 	RUN(a_failed_start_closes_held_clients_and_says_why);
 	RUN(garbage_half_requests_and_a_thousand_drops);

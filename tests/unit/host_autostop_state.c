@@ -262,6 +262,76 @@ TEST(work_after_polls_restarts_the_period)
 	CHECK(has(act, AUTOSTOP_DO_STOP));
 }
 
+/* issue 21: deep idle before the stop, once per idle period. */
+TEST(freeze_after_freezes_once_then_stops_at_the_end)
+{
+	struct autostop a;
+	double now;
+	autostop_init(&a, "dev", IDLE, true, T0);
+	autostop_set_freeze_after(&a, 5);
+	struct autostop_check c = api_ok(0, "");
+	struct autostop_actions act = autostop_check_done(&a, T0 + 0.1, &c);
+	now = T0 + 0.1;
+	CHECK_STR(a.decision_kind, "idle");
+	CHECK(has(act, AUTOSTOP_DO_ARM_TIMER));
+	CHECK_DBL(act.timer_s, 5, 0.001); /* the freeze point first */
+	act = autostop_timer_fired(&a, now + 5);
+	CHECK(has(act, AUTOSTOP_DO_CHECK));
+	act = autostop_check_done(&a, now + 5, &c);
+	CHECK(has(act, AUTOSTOP_DO_FREEZE));
+	CHECK(!has(act, AUTOSTOP_DO_STOP));
+	CHECK_DBL(act.timer_s, IDLE - 5, 0.001); /* then the period's end */
+	act = autostop_freeze_done(&a, now + 6, true, "");
+	CHECK(has(act, AUTOSTOP_DO_LOG));
+	CHECK_CONTAINS(a.decision, "froze dev's Docker engine after 5.0 s idle");
+	CHECK_INT(a.freezes, 1);
+	/* A check in between does not freeze again. */
+	act = autostop_check_done(&a, now + 8, &c);
+	CHECK(!has(act, AUTOSTOP_DO_FREEZE));
+	act = autostop_check_done(&a, now + IDLE, &c);
+	CHECK(has(act, AUTOSTOP_DO_STOP));
+	CHECK(!has(act, AUTOSTOP_DO_FREEZE));
+}
+
+TEST(work_thaws_and_the_next_period_freezes_again)
+{
+	struct autostop a;
+	autostop_init(&a, "dev", IDLE, true, T0);
+	autostop_set_freeze_after(&a, 5);
+	struct autostop_check c = api_ok(0, "");
+	autostop_check_done(&a, T0, &c);
+	struct autostop_actions act = autostop_check_done(&a, T0 + 5, &c);
+	CHECK(has(act, AUTOSTOP_DO_FREEZE));
+	autostop_freeze_done(&a, T0 + 5.5, true, "");
+	autostop_client_opened(&a, T0 + 7, &act);
+	autostop_client_activity(&a, T0 + 7, AUTOSTOP_QUIET, AUTOSTOP_WORKING);
+	CHECK(!a.frozen);
+	autostop_client_activity(&a, T0 + 8, AUTOSTOP_WORKING, AUTOSTOP_QUIET);
+	autostop_check_done(&a, T0 + 9, &c); /* a new period */
+	act = autostop_check_done(&a, T0 + 14, &c);
+	CHECK(has(act, AUTOSTOP_DO_FREEZE));
+	CHECK_INT(a.freezes, 2);
+}
+
+TEST(a_refused_freeze_is_logged_and_not_retried_in_the_period)
+{
+	struct autostop a;
+	autostop_init(&a, "dev", IDLE, true, T0);
+	autostop_set_freeze_after(&a, 5);
+	struct autostop_check c = api_ok(0, "");
+	autostop_check_done(&a, T0, &c);
+	autostop_check_done(&a, T0 + 5, &c);
+	struct autostop_actions act =
+	    autostop_freeze_done(&a, T0 + 5.5, false, "processes that are not the engine's run");
+	CHECK_CONTAINS(a.decision,
+		       "refused to freeze it (processes that are not the engine's run)");
+	act = autostop_check_done(&a, T0 + 7, &c);
+	CHECK(!has(act, AUTOSTOP_DO_FREEZE));
+	/* Longer than the idle period: never. */
+	autostop_set_freeze_after(&a, IDLE + 1);
+	CHECK_DBL(a.freeze_after, 0, 0.001);
+}
+
 TEST(requests_are_told_apart)
 {
 	CHECK_INT(autostop_request_kind("GET", "/_ping", false), AUTOSTOP_REQ_POLL);
@@ -649,6 +719,9 @@ int main(void)
 	RUN(a_poll_in_flight_delays_the_stop_without_restarting_the_period);
 	RUN(work_after_polls_restarts_the_period);
 	RUN(requests_are_told_apart);
+	RUN(freeze_after_freezes_once_then_stops_at_the_end);
+	RUN(work_thaws_and_the_next_period_freezes_again);
+	RUN(a_refused_freeze_is_logged_and_not_retried_in_the_period);
 	RUN(never_stops_what_it_did_not_see_healthy);
 	RUN(a_vm_stopped_by_hand_is_waited_for_not_stopped);
 	RUN(init_with_a_stopped_instance_waits_for_a_client);
