@@ -5,9 +5,11 @@
 #include "clients/http.h"
 #include "clients/process.h"
 #include "message.h"
+#include "readfile.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,14 +23,33 @@ void forward_get(const char *dir, enum forward_socket which, struct forward *f)
 	textf(f->host, sizeof f->host, "%s/sock/%s", dir, f->label);
 }
 
+/* Does the instance's lima.yaml forward this socket ("{{.Dir}}/sock/docker.sock")? Lima
+ * creates the file when it forwards, so a missing one is only news when it is configured. */
+static bool configured(const struct forward *f)
+{
+	char yaml[PATH_MAX + 16], want[64];
+	textf(yaml, sizeof yaml, "%.*s/lima.yaml",
+	      (int)(strlen(f->host) - strlen("/sock/") - strlen(f->label)), f->host);
+	textf(want, sizeof want, "/sock/%s", f->label);
+	char *text = NULL;
+	size_t len = 0;
+	if (vmc_read_file(yaml, FORWARD_YAML_MAX, &text, &len) < 0)
+		return false;
+	bool found = strstr(text, want) != NULL;
+	free(text);
+	return found;
+}
+
 enum forward_health forward_check(const struct forward *f, long timeout_ms, char *why,
 				  size_t whysize)
 {
 	why[0] = '\0';
 	struct stat st;
 	if (lstat(f->host, &st) < 0) {
-		textf(why, whysize, "%s does not exist", f->host);
-		return FORWARD_ABSENT;
+		bool forwarded = configured(f);
+		textf(why, whysize, "%s does not exist%s", f->host,
+		      forwarded ? " although lima.yaml forwards it (the forward is gone)" : "");
+		return forwarded ? FORWARD_DEAD : FORWARD_ABSENT;
 	}
 	if (!S_ISSOCK(st.st_mode)) {
 		textf(why, whysize, "%s is not a socket", f->host);

@@ -19,6 +19,8 @@
 /* How long a socket may take to answer before it counts as hung, and ssh to do its part. */
 #define FORWARD_PROBE_TIMEOUT_MS 5000
 #define FORWARD_SSH_TIMEOUT_MS	 20000
+/* An instance's lima.yaml with the templates embedded is about 480 KB. */
+#define FORWARD_YAML_MAX (8u << 20)
 
 enum forward_socket { FORWARD_DOCKER, FORWARD_AGENT, FORWARD_COUNT };
 
@@ -34,7 +36,7 @@ void forward_get(const char *dir, enum forward_socket which, struct forward *f);
 
 enum forward_health {
 	FORWARD_ANSWERS, /* its probe got HTTP 200 within the timeout */
-	FORWARD_ABSENT,	 /* no socket file: the instance does not forward it (or not yet) */
+	FORWARD_ABSENT,	 /* no socket file, and lima.yaml does not forward it */
 	FORWARD_DEAD,	 /* a file that refuses, hangs, is not a socket, or answers an error */
 };
 

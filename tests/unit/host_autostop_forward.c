@@ -57,6 +57,12 @@ TEST(missing_stale_hung_and_answering)
 	forward_get(dir, FORWARD_DOCKER, &f);
 	char why[512];
 	CHECK_INT(forward_check(&f, 1000, why, sizeof why), FORWARD_ABSENT);
+	/* Missing although lima.yaml forwards it: the forward died and took its file along. */
+	t_write("portForwards:\n- guestSocket: /var/run/docker.sock\n"
+		"  hostSocket: \"{{.Dir}}/sock/docker.sock\"\n",
+		"lima/dev/lima.yaml");
+	CHECK_INT(forward_check(&f, 1000, why, sizeof why), FORWARD_DEAD);
+	CHECK_CONTAINS(why, "although lima.yaml forwards it");
 	stale_socket(f.host);
 	CHECK_INT(forward_check(&f, 1000, why, sizeof why), FORWARD_DEAD);
 	CHECK_CONTAINS(why, "a stale socket file");
