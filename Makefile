@@ -42,6 +42,20 @@ HOST_PKGS := yaml-0.1 libcurl jansson libuv
 AGENT_PKGS := yaml-0.1 jansson libmicrohttpd
 DEP_CFLAGS := $(foreach p,$(sort $(HOST_PKGS) $(AGENT_PKGS)),$(call pc_cflags,$(p)))
 HOST_LIBS := $(foreach p,$(HOST_PKGS),$(call pc_libs,$(p))) -lm
+# llhttp, Node.js's HTTP/1.1 parser, reads what autostop relays (host/autostop/http_watch.c).
+# Homebrew ships it as a library (libllhttp.pc); Debian 12 ships its C sources in node-llhttp
+# (/usr/share/llhttp), which are compiled here as they are, with their own warnings off.
+LLHTTP_DIR ?= /usr/share/llhttp
+LLHTTP_INC ?= /usr/share/include/llhttp
+ifeq ($(shell pkg-config --exists libllhttp 2>/dev/null && echo yes),yes)
+DEP_CFLAGS += $(call pc_cflags,libllhttp)
+HOST_LIBS += $(call pc_libs,libllhttp)
+LLHTTP_OBJS :=
+else
+DEP_CFLAGS += -I$(LLHTTP_INC)
+LLHTTP_OBJS := llhttp api http
+endif
+llhttp_objs = $(patsubst %,$(B)/$(1)/llhttp/%.o,$(LLHTTP_OBJS))
 AGENT_LIBS := $(foreach p,$(AGENT_PKGS),$(call pc_libs,$(p))) -lm -lpthread
 
 STD := -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64
@@ -133,6 +147,20 @@ $(B)/asan/%.o: %.c
 	@mkdir -p $(@D)
 	$(call say,CC-SAN,$<)$(CC) $(CFLAGS_ASAN) $(call side_inc,$<) $(if $(filter lib/%,$<),$(WARN_LIB)) -MMD -MP -c $< -o $@
 
+# Generated code from another project: its own flags, no warnings of ours.
+LLHTTP_FLAGS_rel := -O2 -g
+LLHTTP_FLAGS_asan := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined
+LLHTTP_FLAGS_fuzz := -O1 -g -fsanitize=fuzzer-no-link,address,undefined
+$(B)/%/llhttp/llhttp.o: $(LLHTTP_DIR)/llhttp.c
+	@mkdir -p $(@D)
+	$(call say,CC,$<)$(if $(filter fuzz,$*),$(CLANG),$(CC)) $(LLHTTP_FLAGS_$*) -w -I$(LLHTTP_INC) -c $< -o $@
+$(B)/%/llhttp/api.o: $(LLHTTP_DIR)/api.c
+	@mkdir -p $(@D)
+	$(call say,CC,$<)$(if $(filter fuzz,$*),$(CLANG),$(CC)) $(LLHTTP_FLAGS_$*) -w -I$(LLHTTP_INC) -c $< -o $@
+$(B)/%/llhttp/http.o: $(LLHTTP_DIR)/http.c
+	@mkdir -p $(@D)
+	$(call say,CC,$<)$(if $(filter fuzz,$*),$(CLANG),$(CC)) $(LLHTTP_FLAGS_$*) -w -I$(LLHTTP_INC) -c $< -o $@
+
 $(B)/fuzz/%.o: %.c
 	@mkdir -p $(@D)
 	$(call say,CC-FUZ,$<)$(CLANG) $(CFLAGS_FUZZ) $(call side_inc,$<) -MMD -MP -c $< -o $@
@@ -141,7 +169,7 @@ $(B)/%/libvmcost.a: $$(call objs,$$*,$(LIB_SRC))
 	@rm -f $@
 	$(call say,AR,$@)ar rcs $@ $^
 
-$(B)/%/libvmcost-host.a: $$(call objs,$$*,$(HOST_CORE_SRC))
+$(B)/%/libvmcost-host.a: $$(call objs,$$*,$(HOST_CORE_SRC)) $$(call llhttp_objs,$$*)
 	@rm -f $@
 	$(call say,AR,$@)ar rcs $@ $^
 
@@ -351,7 +379,7 @@ $(B)/fuzz/bin/fuzz_agent_%: tests/fuzz/fuzz_agent_%.c \
 	@mkdir -p $(@D)
 	$(call say,LD-FUZ,$@)$(CLANG) $(CFLAGS_FUZZ) $(call side_inc,$<) -fsanitize=fuzzer -o $@ $^ $(AGENT_LIBS)
 $(B)/fuzz/bin/fuzz_host_%: tests/fuzz/fuzz_host_%.c \
-		$$(call objs,fuzz,$(HOST_CORE_SRC) $(LIB_SRC))
+		$$(call objs,fuzz,$(HOST_CORE_SRC) $(LIB_SRC)) $$(call llhttp_objs,fuzz)
 	@mkdir -p $(@D)
 	$(call say,LD-FUZ,$@)$(CLANG) $(CFLAGS_FUZZ) $(call side_inc,$<) -fsanitize=fuzzer -o $@ $^ $(HOST_LIBS)
 $(B)/fuzz/bin/fuzz_lib_%: tests/fuzz/fuzz_lib_%.c $$(call objs,fuzz,$(LIB_SRC))

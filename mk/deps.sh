@@ -55,6 +55,14 @@ check_libs() {
 	done
 }
 
+# llhttp, the HTTP/1.1 parser autostop's relay reads with: Homebrew's formula is a library with
+# a pkg-config module; Debian 12 ships its C sources (node-llhttp), which the Makefile compiles.
+check_llhttp() {
+	pkg-config --exists libllhttp 2>/dev/null && return 0
+	[ -f /usr/share/llhttp/llhttp.c ] && [ -f /usr/share/include/llhttp/llhttp.h ] && return 0
+	note_missing llhttp node-llhttp llhttp
+}
+
 check_tools() { # list
 	for entry in $1; do
 		packages=${entry#*:}
@@ -75,6 +83,7 @@ check() { # scope
 		note_missing "C library headers" libc6-dev ""
 	fi
 	check_libs
+	check_llhttp
 	if [ "$1" = all ] && [ "$os" = Linux ]; then
 		check_tools "$TOOLS_TEST $TOOLS_MUSL"
 		check_fuzz_runtime

@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "autostop/daemon.h"
 
+#include "autostop/forward.h"
 #include "autostop/probe.h"
 #include "autostop/relay.h"
+#include "autostop/sockfile.h"
 #include "autostop/state.h"
+#include "autostop/status.h"
+#include "clients/http.h"
+#include "clients/lima.h"
 #include "clients/process.h"
 #include "jsonutil.h"
 #include "log.h"
@@ -15,13 +20,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 #include <uv.h>
@@ -30,11 +31,6 @@
 #define PING_INTERVAL_MS 250
 /* Of libuv's 4 pool threads: one stays free for a check. */
 #define PINGS_AT_ONCE 3
-/* Free-memory samples after a stop, until the gain levels off (memtest's settle, shorter). */
-#define SETTLE_INTERVAL_MS 1000
-#define SETTLE_MAX_SAMPLES 15
-#define SETTLE_FLAT_BYTES  (16 * 1024 * 1024)
-#define LISTEN_BACKLOG	   256
 /* The tail of limactl's log read for the decision line. */
 #define LIMACTL_TAIL 4096
 /*
@@ -42,7 +38,9 @@
  * not gone. Such clients are retried every BUSY_RETRY_MS, for at most BUSY_RETRIES times.
  */
 #define BUSY_RETRY_MS 50
-#define BUSY_RETRIES  200
+/* The agent waits up to engine-freeze-timeout (default 5 s) for the cgroups to freeze. */
+#define FREEZE_TIMEOUT_MS 30000
+#define BUSY_RETRIES	  200
 
 struct child {
 	uv_process_t proc;
@@ -55,9 +53,10 @@ struct daemon {
 	uv_loop_t loop;
 	const struct autostop_config *cfg;
 	struct autostop st;
-	uv_pipe_t listener, status_listener;
-	bool listener_open, status_open;
-	bool unlink_listen, unlink_status; /* we made these files */
+	uv_pipe_t listener;
+	bool listener_open;
+	bool unlink_listen; /* we made this file */
+	struct autostop_status_server status;
 	uv_timer_t idle_timer, ping_timer, start_deadline, stop_deadline, settle_timer, busy_timer;
 	uv_signal_t sigterm, sigint;
 	struct relay *relays;
@@ -65,20 +64,89 @@ struct daemon {
 	bool check_in_flight, check_again;
 	unsigned pings_in_flight;
 	bool shutting_down;
-	uint64_t free_before, free_best;
-	int settle_samples;
 	int exit_code;
 };
+
+enum job_kind { JOB_PING, JOB_CHECK, JOB_HEAL, JOB_FREEZE };
 
 struct probe_job {
 	uv_work_t req;
 	struct daemon *d;
-	bool is_ping;
+	enum job_kind kind;
 	bool ping_ok;
 	struct autostop_check check;
+	enum autostop_heal heal;
+	char heal_why[600];
+	bool freeze_ok;
 	char sock[PATH_MAX];
 	char instance[256];
+	char instance_dir[PATH_MAX];
 };
+
+static const char *job_name(enum job_kind k)
+{
+	return k == JOB_PING	? "ping"
+	       : k == JOB_CHECK ? "check"
+	       : k == JOB_HEAL	? "heal of docker.sock"
+				: "engine freeze";
+}
+
+/* POST /v1/engine/freeze through the agent's socket; why: the agent's refusal, if any. */
+static void freeze_work(struct probe_job *job)
+{
+	struct forward f;
+	forward_get(job->instance_dir, FORWARD_AGENT, &f);
+	struct http_request req = {.socket_path = f.host,
+				   .method = "POST",
+				   .path = "/v1/engine/freeze",
+				   .timeout_ms = FREEZE_TIMEOUT_MS};
+	struct http_response resp;
+	int rc = http_do(&req, &resp);
+	job->freeze_ok = rc == 0 && resp.status == 200;
+	if (!job->freeze_ok) {
+		json_t *j = resp.body ? json_loads(resp.body, 0, NULL) : NULL;
+		const char *msg = j ? vmc_json_get_str(j, "error") : NULL;
+		if (msg)
+			textf(job->heal_why, sizeof job->heal_why, "%s", msg);
+		else if (resp.status)
+			textf(job->heal_why, sizeof job->heal_why, "HTTP %ld", resp.status);
+		else
+			textf(job->heal_why, sizeof job->heal_why, "%s: %s", f.host, resp.error);
+		json_decref(j);
+	}
+	http_response_free(&resp);
+}
+
+/* Lima first: a VM that is not running has no forward to heal. */
+static void heal_work(struct probe_job *job)
+{
+	struct lima_instance inst;
+	char err[512];
+	if (lima_instance_load(job->instance, &inst, err, sizeof err) == VMC_EXIT_OK &&
+	    inst.status != LIMA_STATUS_RUNNING) {
+		job->heal = AUTOSTOP_NOT_RUNNING;
+		return;
+	}
+	struct forward f;
+	forward_get(job->instance_dir, FORWARD_DOCKER, &f);
+	char why[512];
+	if (forward_check(&f, FORWARD_PROBE_TIMEOUT_MS, why, sizeof why) == FORWARD_ANSWERS) {
+		job->heal = AUTOSTOP_HEALED;
+		textf(job->heal_why, sizeof job->heal_why, "it answered again by itself");
+		return;
+	}
+	double t0 = (double)uv_hrtime() / 1e9;
+	if (forward_heal(job->instance_dir, job->instance, &f, err, sizeof err) == 0) {
+		job->heal = AUTOSTOP_HEALED;
+		textf(job->heal_why, sizeof job->heal_why,
+		      "its forward was dead: removed the socket file and forwarded it again with "
+		      "ssh -O forward in %.1f s",
+		      (double)uv_hrtime() / 1e9 - t0);
+	} else {
+		job->heal = AUTOSTOP_HEAL_FAILED;
+		textf(job->heal_why, sizeof job->heal_why, "%s", err);
+	}
+}
 
 static const struct relay_hooks hooks;
 static void apply(struct daemon *d, struct autostop_actions act);
@@ -125,10 +193,14 @@ static unsigned count_held(const struct daemon *d)
 static void probe_work(uv_work_t *req)
 {
 	struct probe_job *job = req->data;
-	if (job->is_ping)
+	if (job->kind == JOB_PING)
 		job->ping_ok = probe_ping(job->sock, PROBE_PING_TIMEOUT_MS);
-	else
+	else if (job->kind == JOB_CHECK)
 		probe_check(job->sock, job->instance, PROBE_CHECK_TIMEOUT_MS, &job->check);
+	else if (job->kind == JOB_FREEZE)
+		freeze_work(job);
+	else
+		heal_work(job);
 }
 
 static void queue_check(struct daemon *d);
@@ -137,7 +209,17 @@ static void probe_done(uv_work_t *req, int status)
 {
 	struct probe_job *job = req->data;
 	struct daemon *d = job->d;
-	if (job->is_ping) {
+	if (job->kind == JOB_FREEZE) {
+		if (!d->shutting_down)
+			apply(d,
+			      autostop_freeze_done(&d->st, now_s(), status == 0 && job->freeze_ok,
+						   job->heal_why));
+	} else if (job->kind == JOB_HEAL) {
+		if (!d->shutting_down)
+			apply(d, autostop_heal_done(&d->st, now_s(),
+						    status == 0 ? job->heal : AUTOSTOP_HEAL_FAILED,
+						    job->heal_why, count_held(d)));
+	} else if (job->kind == JOB_PING) {
 		d->pings_in_flight--;
 		if (status == 0 && job->ping_ok && !d->shutting_down)
 			apply(d, autostop_ping_answered(&d->st, now_s(), count_held(d)));
@@ -155,28 +237,31 @@ static void probe_done(uv_work_t *req, int status)
 	free(job);
 }
 
-static void queue_probe(struct daemon *d, bool is_ping)
+static void queue_probe(struct daemon *d, enum job_kind kind)
 {
 	struct probe_job *job = calloc(1, sizeof *job);
 	if (!job) {
-		warn("out of memory: skipping a Docker API %s", is_ping ? "ping" : "check");
+		warn("out of memory: skipping a Docker API %s", job_name(kind));
 		return;
 	}
 	job->req.data = job;
 	job->d = d;
-	job->is_ping = is_ping;
+	job->kind = kind;
 	textf(job->sock, sizeof job->sock, "%s", d->cfg->upstream);
 	textf(job->instance, sizeof job->instance, "%s", d->cfg->instance);
+	textf(job->instance_dir, sizeof job->instance_dir, "%s", d->cfg->instance_dir);
 	int rc = uv_queue_work(&d->loop, &job->req, probe_work, probe_done);
 	if (rc < 0) {
-		warn("cannot queue a Docker API %s: %s", is_ping ? "ping" : "check",
-		     uv_strerror(rc));
+		warn("cannot queue a Docker API %s: %s", job_name(kind), uv_strerror(rc));
 		free(job);
+		if (kind == JOB_HEAL)
+			apply(d, autostop_heal_done(&d->st, now_s(), AUTOSTOP_HEAL_FAILED,
+						    uv_strerror(rc), count_held(d)));
 		return;
 	}
-	if (is_ping)
+	if (kind == JOB_PING)
 		d->pings_in_flight++;
-	else
+	else if (kind == JOB_CHECK)
 		d->check_in_flight = true;
 }
 
@@ -186,7 +271,7 @@ static void queue_check(struct daemon *d)
 		d->check_again = true;
 		return;
 	}
-	queue_probe(d, false);
+	queue_probe(d, JOB_CHECK);
 }
 
 static void on_ping_timer(uv_timer_t *t)
@@ -195,7 +280,7 @@ static void on_ping_timer(uv_timer_t *t)
 	/* A ping sent while dockerd was still starting can wait out its whole timeout (a
 	 * socket-activated docker.socket accepts at once): the next ones do not wait for it. */
 	if (d->pings_in_flight < PINGS_AT_ONCE)
-		queue_probe(d, true);
+		queue_probe(d, JOB_PING);
 }
 
 /* ---- limactl start / stop ---------------------------------------------------------------- */
@@ -348,9 +433,23 @@ static uint64_t host_free(void)
 	return platform_host_memory(&hm) == 0 ? hm.free : 0;
 }
 
+/* Connections kept alive between requests would meet a VM that is going: close them first, as
+ * an HTTP server closes an idle connection. A client that waits for a start is held instead. */
+static void close_quiet_clients(struct daemon *d)
+{
+	struct relay *r = d->relays;
+	while (r) {
+		struct relay *next = relay_next(r);
+		if (relay_phase(r) != RELAY_HELD && relay_activity(r) == AUTOSTOP_QUIET)
+			relay_close(r, "the VM stops: idle connection closed");
+		r = next;
+	}
+}
+
 static void begin_stop(struct daemon *d)
 {
-	d->free_before = host_free();
+	close_quiet_clients(d);
+	autostop_stop_began(&d->st, host_free());
 	int rc = spawn_limactl(d, &d->stop, "stop");
 	if (rc < 0) {
 		char why[200];
@@ -362,23 +461,10 @@ static void begin_stop(struct daemon *d)
 		       (uint64_t)(d->cfg->stop_timeout_s * 1000.0), 0);
 }
 
-/* Samples host free memory once a second until the gain levels off, or a client waits. */
 static void on_settle_timer(uv_timer_t *t)
 {
 	struct daemon *d = t->data;
-	uint64_t now_free = host_free();
-	bool flat = now_free <= d->free_best + SETTLE_FLAT_BYTES;
-	if (now_free > d->free_best)
-		d->free_best = now_free;
-	d->settle_samples++;
-	if ((flat && d->settle_samples >= 2) || d->settle_samples >= SETTLE_MAX_SAMPLES ||
-	    d->st.clients > 0) {
-		uv_timer_stop(t);
-		int64_t freed = d->free_before && d->free_best
-				    ? (int64_t)d->free_best - (int64_t)d->free_before
-				    : 0;
-		apply(d, autostop_stop_settled(&d->st, now_s(), freed));
-	}
+	apply(d, autostop_free_sampled(&d->st, now_s(), host_free()));
 }
 
 /* ---- carrying out decisions -------------------------------------------------------------- */
@@ -428,14 +514,17 @@ static void apply(struct daemon *d, struct autostop_actions act)
 		queue_check(d);
 	if (act.todo & AUTOSTOP_DO_STOP)
 		begin_stop(d);
-	if (act.todo & AUTOSTOP_DO_SETTLE) {
-		d->free_best = d->free_before;
-		d->settle_samples = 0;
-		uv_timer_start(&d->settle_timer, on_settle_timer, SETTLE_INTERVAL_MS,
-			       SETTLE_INTERVAL_MS);
-	}
+	if (act.todo & AUTOSTOP_DO_END_SETTLE)
+		uv_timer_stop(&d->settle_timer);
+	if (act.todo & AUTOSTOP_DO_SETTLE)
+		uv_timer_start(&d->settle_timer, on_settle_timer, 0,
+			       (uint64_t)(AUTOSTOP_SETTLE_INTERVAL_S * 1000.0));
 	if (act.todo & AUTOSTOP_DO_START)
 		begin_start(d);
+	if (act.todo & AUTOSTOP_DO_HEAL)
+		queue_probe(d, JOB_HEAL);
+	if (act.todo & AUTOSTOP_DO_FREEZE)
+		queue_probe(d, JOB_FREEZE);
 }
 
 /* ---- clients ------------------------------------------------------------------------------ */
@@ -444,7 +533,7 @@ static void apply(struct daemon *d, struct autostop_actions act)
 static void on_busy_timer(uv_timer_t *t)
 {
 	struct daemon *d = t->data;
-	if (d->st.state == AUTOSTOP_STOPPING ||
+	if (d->st.state == AUTOSTOP_STOPPING || d->st.state == AUTOSTOP_HEALING ||
 	    (d->st.state == AUTOSTOP_STARTING && !d->st.ping_answered))
 		return;
 	struct relay *r = d->relays;
@@ -507,6 +596,14 @@ static void relay_connected(struct relay *r, void *ctx)
 	apply(d, autostop_upstream_connected(&d->st, now_s()));
 }
 
+static void relay_activity_changed(struct relay *r, enum autostop_activity was,
+				   enum autostop_activity is, void *ctx)
+{
+	(void)r;
+	struct daemon *d = ctx;
+	apply(d, autostop_client_activity(&d->st, now_s(), was, is));
+}
+
 static void relay_closed(struct relay *r, const char *why, void *ctx)
 {
 	struct daemon *d = ctx;
@@ -520,6 +617,7 @@ static const struct relay_hooks hooks = {
     .upstream_failed = relay_upstream_failed,
     .connected = relay_connected,
     .spoke = relay_spoke,
+    .activity = relay_activity_changed,
     .closed = relay_closed,
 };
 
@@ -544,175 +642,12 @@ static void on_client(uv_stream_t *server, int status)
 		relay_connect(r, d->cfg->upstream);
 }
 
-/* ---- status socket: one JSON document per connection, nothing is read -------------------- */
+/* ---- listening ------------------------------------------------------------------------- */
 
-static json_t *status_json(const struct daemon *d)
+static json_t *status_document(void *ctx)
 {
-	const struct autostop *a = &d->st;
-	double now = now_s();
-	json_t *j = json_object();
-	json_object_set_new(j, "instance", json_string(d->cfg->instance));
-	json_object_set_new(j, "pid", json_integer(getpid()));
-	json_object_set_new(j, "listen", json_string(d->cfg->listen));
-	json_object_set_new(j, "upstream", json_string(d->cfg->upstream));
-	json_object_set_new(j, "state", json_string(autostop_state_name(a->state)));
-	json_object_set_new(j, "state_for_s", json_real(now - a->state_since));
-	json_object_set_new(j, "clients", json_integer(a->clients));
-	json_object_set_new(j, "idle_period_s", json_real(a->idle_period));
-	json_object_set_new(j, "idle_for_s", json_real(autostop_idle_for(a, now)));
-	json_object_set_new(j, "containers_running",
-			    a->checked_once ? json_integer(a->containers) : json_null());
-	json_object_set_new(j, "last_start_s",
-			    a->has_last_start ? json_real(a->last_start_s) : json_null());
-	json_object_set_new(j, "last_stop_ram_freed",
-			    a->has_last_freed ? json_integer(a->last_freed) : json_null());
-	json_object_set_new(j, "starts", json_integer(a->starts));
-	json_object_set_new(j, "stops", json_integer(a->stops));
-	json_object_set_new(j, "last_decision", json_string(a->decision));
-	json_object_set_new(j, "version", json_string(VMCOST_VERSION));
-	return j;
-}
-
-struct status_write {
-	uv_write_t req;
-	uv_pipe_t pipe;
-	char *text;
-};
-
-static void on_status_closed(uv_handle_t *h)
-{
-	struct status_write *w = h->data;
-	free(w->text);
-	free(w);
-}
-
-static void on_status_written(uv_write_t *req, int status)
-{
-	(void)status;
-	struct status_write *w = (struct status_write *)req;
-	uv_close((uv_handle_t *)&w->pipe, on_status_closed);
-}
-
-static void on_status_client(uv_stream_t *server, int status)
-{
-	struct daemon *d = server->data;
-	if (status < 0)
-		return;
-	struct status_write *w = calloc(1, sizeof *w);
-	if (!w)
-		return;
-	uv_pipe_init(&d->loop, &w->pipe, 0);
-	w->pipe.data = w;
-	if (uv_accept(server, (uv_stream_t *)&w->pipe) < 0) {
-		uv_close((uv_handle_t *)&w->pipe, on_status_closed);
-		return;
-	}
-	json_t *j = status_json(d);
-	w->text = j ? vmc_json_compact(j) : NULL;
-	json_decref(j);
-	if (!w->text) {
-		uv_close((uv_handle_t *)&w->pipe, on_status_closed);
-		return;
-	}
-	uv_buf_t buf = uv_buf_init(w->text, (unsigned)strlen(w->text));
-	if (uv_write(&w->req, (uv_stream_t *)&w->pipe, &buf, 1, on_status_written) < 0)
-		uv_close((uv_handle_t *)&w->pipe, on_status_closed);
-}
-
-/* ---- sockets on disk ---------------------------------------------------------------------- */
-
-enum sock_file { SOCK_ABSENT, SOCK_LIVE, SOCK_STALE, SOCK_OTHER_FILE };
-
-/* What is at path: a socket someone listens on, a socket nobody does (a crash left it), or
- * something else. */
-static enum sock_file probe_socket_file(const char *path)
-{
-	struct stat st;
-	if (lstat(path, &st) < 0)
-		return SOCK_ABSENT;
-	if (!S_ISSOCK(st.st_mode))
-		return SOCK_OTHER_FILE;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return SOCK_LIVE; /* cannot tell: do not remove it */
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	textf(sa.sun_path, sizeof sa.sun_path, "%s", path);
-	int rc = connect(fd, (struct sockaddr *)&sa, sizeof sa);
-	int e = errno;
-	close(fd);
-	if (rc == 0)
-		return SOCK_LIVE;
-	return e == ECONNREFUSED ? SOCK_STALE : SOCK_LIVE;
-}
-
-__attribute__((format(printf, 4, 5))) static int fail(char *err, size_t errsize, int code,
-						      const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errsize, fmt, ap);
-	va_end(ap);
-	return code;
-}
-
-static int prepare_path(const char *path, const char *what, char *err, size_t errsize)
-{
-	size_t max;
-	if (!relay_path_fits(path, &max))
-		return fail(
-		    err, errsize, VMC_EXIT_USAGE,
-		    "%s %s is %zu bytes long; a unix socket path holds at most %zu bytes "
-		    "on this system (103 on macOS): choose a shorter path with --listen, or "
-		    "a shorter LIMA_HOME",
-		    what, path, strlen(path), max);
-	switch (probe_socket_file(path)) {
-	case SOCK_ABSENT:
-		return VMC_EXIT_OK;
-	case SOCK_LIVE:
-		if (strcmp(what, "status socket") == 0)
-			return fail(err, errsize, VMC_EXIT_FAILURE,
-				    "another vmcost autostop already serves this instance (its "
-				    "status socket %s answers): see vmcost autostop NAME --status, "
-				    "and stop that one first",
-				    path);
-		return fail(err, errsize, VMC_EXIT_FAILURE,
-			    "%s %s is in use: another vmcost autostop (or another program) "
-			    "listens there; stop it first, or choose another path with --listen",
-			    what, path);
-	case SOCK_OTHER_FILE:
-		return fail(err, errsize, VMC_EXIT_FAILURE,
-			    "%s %s exists and is not a socket: move it away, or choose another "
-			    "path with --listen",
-			    what, path);
-	case SOCK_STALE:
-		if (unlink(path) < 0)
-			return fail(err, errsize, VMC_EXIT_PERMISSION,
-				    "cannot remove the stale socket %s: %s", path, strerror(errno));
-		warn("removed the stale socket %s (left by a process that ended without cleaning "
-		     "up)",
-		     path);
-		return VMC_EXIT_OK;
-	}
-	return VMC_EXIT_OK;
-}
-
-static int bind_listener(struct daemon *d, uv_pipe_t *pipe, const char *path, uv_connection_cb cb,
-			 char *err, size_t errsize)
-{
-	uv_pipe_init(&d->loop, pipe, 0);
-	pipe->data = d;
-	int rc = uv_pipe_bind(pipe, path);
-	/* The Docker API is root in the VM: only this user may connect. */
-	if (rc == 0)
-		rc = chmod(path, 0600) < 0 ? uv_translate_sys_error(errno) : 0;
-	if (rc == 0)
-		rc = uv_listen((uv_stream_t *)pipe, LISTEN_BACKLOG, cb);
-	if (rc < 0) {
-		uv_close((uv_handle_t *)pipe, NULL);
-		return fail(err, errsize, rc == UV_EACCES ? VMC_EXIT_PERMISSION : VMC_EXIT_FAILURE,
-			    "cannot listen on %s: %s", path, uv_strerror(rc));
-	}
-	return VMC_EXIT_OK;
+	const struct daemon *d = ctx;
+	return autostop_status_document(&d->st, d->cfg->listen, d->cfg->upstream, now_s());
 }
 
 static int open_listeners(struct daemon *d, char *err, size_t errsize)
@@ -721,38 +656,39 @@ static int open_listeners(struct daemon *d, char *err, size_t errsize)
 	int rc;
 	size_t max;
 	/* A path that can never work is a usage error, whatever else is going on. */
-	if (cfg->listen_fd < 0 && !relay_path_fits(cfg->listen, &max))
-		return prepare_path(cfg->listen, "listen socket", err, errsize);
+	if (cfg->listen_fd < 0 && !sockfile_path_fits(cfg->listen, &max))
+		return sockfile_prepare(cfg->listen, "listen socket", err, errsize);
 	if (cfg->status[0] &&
-	    (rc = prepare_path(cfg->status, "status socket", err, errsize)) != VMC_EXIT_OK)
+	    (rc = sockfile_prepare(cfg->status, "status socket", err, errsize)) != VMC_EXIT_OK)
 		return rc;
 	if (cfg->listen_fd >= 0) {
 		uv_pipe_init(&d->loop, &d->listener, 0);
 		d->listener.data = d;
 		int e = uv_pipe_open(&d->listener, cfg->listen_fd);
 		if (e == 0)
-			e = uv_listen((uv_stream_t *)&d->listener, LISTEN_BACKLOG, on_client);
+			e = uv_listen((uv_stream_t *)&d->listener, SOCKFILE_BACKLOG, on_client);
 		if (e < 0) {
 			uv_close((uv_handle_t *)&d->listener, NULL);
-			return fail(err, errsize, VMC_EXIT_FAILURE,
-				    "cannot use the listening socket passed by the service manager "
-				    "(fd %d): %s",
-				    cfg->listen_fd, uv_strerror(e));
+			errorf(err, errsize,
+			       "cannot use the listening socket passed by the service manager (fd "
+			       "%d): %s",
+			       cfg->listen_fd, uv_strerror(e));
+			return VMC_EXIT_FAILURE;
 		}
 	} else {
-		if ((rc = prepare_path(cfg->listen, "listen socket", err, errsize)) != VMC_EXIT_OK)
-			return rc;
-		if ((rc = bind_listener(d, &d->listener, cfg->listen, on_client, err, errsize)) !=
+		if ((rc = sockfile_prepare(cfg->listen, "listen socket", err, errsize)) !=
 		    VMC_EXIT_OK)
+			return rc;
+		if ((rc = sockfile_listen(&d->loop, &d->listener, cfg->listen, d, on_client, err,
+					  errsize)) != VMC_EXIT_OK)
 			return rc;
 		d->unlink_listen = true;
 	}
 	d->listener_open = true;
 	if (cfg->status[0]) {
-		if ((rc = bind_listener(d, &d->status_listener, cfg->status, on_status_client, err,
-					errsize)) != VMC_EXIT_OK)
-			return rc;
-		d->status_open = d->unlink_status = true;
+		d->status.document = status_document;
+		d->status.ctx = d;
+		return autostop_status_serve(&d->loop, &d->status, cfg->status, err, errsize);
 	}
 	return VMC_EXIT_OK;
 }
@@ -768,12 +704,7 @@ static void close_listeners(struct daemon *d)
 		if (d->unlink_listen)
 			unlink(d->cfg->listen);
 	}
-	if (d->status_open) {
-		uv_close((uv_handle_t *)&d->status_listener, NULL);
-		d->status_open = false;
-		if (d->unlink_status)
-			unlink(d->cfg->status);
-	}
+	autostop_status_close(&d->status);
 }
 
 static void on_signal(uv_signal_t *sig, int signum)
@@ -837,8 +768,10 @@ int autostop_daemon_run(const struct autostop_config *cfg, char *err, size_t err
 {
 	err[0] = '\0';
 	struct daemon *d = calloc(1, sizeof *d);
-	if (!d)
-		return fail(err, errsize, VMC_EXIT_FAILURE, "out of memory");
+	if (!d) {
+		errorf(err, errsize, "out of memory");
+		return VMC_EXIT_FAILURE;
+	}
 	d->cfg = cfg;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	uv_loop_init(&d->loop);
@@ -860,7 +793,10 @@ int autostop_daemon_run(const struct autostop_config *cfg, char *err, size_t err
 	      cfg->instance, cfg->listen, cfg->listen_fd >= 0 ? " (socket activation)" : "",
 	      cfg->upstream, period);
 	log_line(d, "listen", msg);
-	apply(d, autostop_init(&d->st, cfg->instance, cfg->idle_s, cfg->instance_running, now_s()));
+	struct autostop_actions first =
+	    autostop_init(&d->st, cfg->instance, cfg->idle_s, cfg->instance_running, now_s());
+	autostop_set_freeze_after(&d->st, cfg->freeze_after_s);
+	apply(d, first);
 	uv_run(&d->loop, UV_RUN_DEFAULT);
 	rc = uv_loop_close(&d->loop);
 	if (rc < 0)

@@ -29,6 +29,7 @@ struct autostop_config {
 	double idle_s;
 	double start_timeout_s;
 	double stop_timeout_s;
+	double freeze_after_s; /* deep idle: freeze the engine after this long idle; 0: never */
 	int listen_fd;	       /* an already listening socket (socket activation), else -1 */
 	bool instance_running; /* Lima's status at start-up */
 	bool json;	       /* decision log as JSON Lines */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "autostop/relay.h"
 
+#include "autostop/http_watch.h"
+
 #include <stdlib.h>
 #include <string.h>
-#include <sys/un.h>
 
 /*
  * 64 KiB per read: large enough that a 1 GiB image export costs few syscalls, small enough to
@@ -19,7 +20,6 @@ struct relay_dir {
 	bool reading;	/* uv_read_start is in effect on src */
 	bool shut_sent; /* uv_shutdown(dst) requested */
 	bool shut_done; /* ... and completed */
-	uint64_t bytes; /* bytes written to dst */
 	uv_shutdown_t shutdown_req;
 };
 
@@ -44,6 +44,8 @@ struct relay {
 	unsigned connect_failures;
 	const struct relay_hooks *hooks;
 	void *ctx;
+	struct http_watch watch;
+	enum autostop_activity activity; /* as last reported */
 	char why[160];
 	struct relay *prev, *next;
 };
@@ -69,8 +71,19 @@ static struct relay_dir *dir_of_src(struct relay *r, uv_stream_t *src)
 	return src == (uv_stream_t *)&r->client ? &r->up : &r->down;
 }
 
+static void report_activity(struct relay *r, enum autostop_activity is)
+{
+	enum autostop_activity was = r->activity;
+	if (is == was)
+		return;
+	r->activity = is;
+	if (r->hooks->activity)
+		r->hooks->activity(r, was, is, r->ctx);
+}
+
 static void finalize(struct relay *r)
 {
+	report_activity(r, AUTOSTOP_QUIET);
 	while (r->held_head) {
 		struct held_chunk *c = r->held_head;
 		r->held_head = c->next;
@@ -208,7 +221,6 @@ static void write_to(struct relay_dir *d, char *base, size_t len)
 	}
 	w->dir = d;
 	w->base = base;
-	d->bytes += len;
 	uv_buf_t buf = uv_buf_init(base, (unsigned)len);
 	int rc = uv_write(&w->req, d->dst, &buf, 1, on_write);
 	if (rc < 0) {
@@ -264,6 +276,10 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 		}
 		stop_reading(d);
 		d->src_eof = true;
+		if (d == &r->down) {
+			http_watch_upstream_eof(&r->watch);
+			report_activity(r, http_watch_activity(&r->watch));
+		}
 		if (r->phase == RELAY_RELAYING) {
 			forward_eof(d);
 		} else if (r->held_bytes == 0) {
@@ -272,10 +288,15 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 		}
 		return;
 	}
+	if (d == &r->up)
+		http_watch_client(&r->watch, buf->base, (size_t)nread);
+	else
+		http_watch_upstream(&r->watch, buf->base, (size_t)nread);
 	if (r->phase == RELAY_RELAYING)
 		write_to(d, buf->base, (size_t)nread);
 	else
 		hold(r, buf->base, (size_t)nread);
+	report_activity(r, http_watch_activity(&r->watch));
 }
 
 static void flush_held(struct relay *r)
@@ -366,6 +387,8 @@ struct relay *relay_accept(uv_stream_t *server, const struct relay_hooks *hooks,
 	r->hooks = hooks;
 	r->ctx = ctx;
 	r->phase = RELAY_HELD;
+	http_watch_init(&r->watch);
+	r->activity = AUTOSTOP_QUIET;
 	r->up = (struct relay_dir){
 	    .relay = r, .src = (uv_stream_t *)&r->client, .dst = (uv_stream_t *)&r->upstream};
 	r->down = (struct relay_dir){
@@ -379,19 +402,9 @@ enum relay_phase relay_phase(const struct relay *r)
 	return r->phase;
 }
 
-bool relay_client_gone(const struct relay *r)
+enum autostop_activity relay_activity(const struct relay *r)
 {
-	return r->up.src_eof;
-}
-
-uint64_t relay_bytes_up(const struct relay *r)
-{
-	return r->up.bytes;
-}
-
-uint64_t relay_bytes_down(const struct relay *r)
-{
-	return r->down.bytes;
+	return r->activity;
 }
 
 size_t relay_held_bytes(const struct relay *r)
@@ -432,12 +445,4 @@ void relay_list_remove(struct relay **head, struct relay *r)
 	if (r->next)
 		r->next->prev = r->prev;
 	r->prev = r->next = NULL;
-}
-
-bool relay_path_fits(const char *path, size_t *max)
-{
-	size_t limit = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
-	if (max)
-		*max = limit;
-	return strlen(path) <= limit;
 }

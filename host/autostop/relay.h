@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * One client connection of `vmcost autostop`, relayed byte for byte to the instance's
- * docker.sock with libuv. Nothing here reads HTTP: hijacked and upgraded streams (attach, exec,
- * logs -f, events, BuildKit) are just bytes, and an EOF from either side becomes a shutdown of
- * the other side's write half, so half-close works both ways.
+ * docker.sock with libuv. The bytes are read, never changed, by http_watch.c to tell work from
+ * polls; hijacked and upgraded streams (attach, exec, logs -f, events, BuildKit) are just bytes,
+ * and an EOF from either side becomes a shutdown of the other side's write half, so half-close
+ * works both ways.
  *
  * A relay starts "held": the client is read (up to RELAY_HOLD_MAX bytes, then back-pressured)
  * while no upstream exists, so a client that arrives while the VM is stopped loses nothing and
@@ -12,6 +13,8 @@
  */
 #ifndef VMC_AUTOSTOP_RELAY_H
 #define VMC_AUTOSTOP_RELAY_H
+
+#include "autostop/state.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,6 +36,10 @@ struct relay_hooks {
 	void (*connected)(struct relay *r, void *ctx);
 	/* A held client sent its first bytes (may be NULL). */
 	void (*spoke)(struct relay *r, void *ctx);
+	/* What the connection does changed (http_watch.h); a closing one goes to AUTOSTOP_QUIET
+	 * before closed. */
+	void (*activity)(struct relay *r, enum autostop_activity was, enum autostop_activity is,
+			 void *ctx);
 	/* Both handles are closed; r is freed right after this returns. why is "" after a clean
 	 * end (both sides sent EOF), else the error that ended it. */
 	void (*closed)(struct relay *r, const char *why, void *ctx);
@@ -57,10 +64,7 @@ void relay_connect(struct relay *r, const char *upstream_path);
 void relay_close(struct relay *r, const char *why);
 
 enum relay_phase relay_phase(const struct relay *r);
-/* The client sent EOF while held (it gave up, or half-closed after its request). */
-bool relay_client_gone(const struct relay *r);
-uint64_t relay_bytes_up(const struct relay *r);	  /* client -> upstream */
-uint64_t relay_bytes_down(const struct relay *r); /* upstream -> client */
+enum autostop_activity relay_activity(const struct relay *r);
 size_t relay_held_bytes(const struct relay *r);
 /* Failed connects since the last success (a busy upstream answers EAGAIN: retry, then give up). */
 unsigned relay_connect_failures(const struct relay *r);
@@ -71,8 +75,5 @@ int relay_connect_error(const struct relay *r);
 struct relay *relay_next(const struct relay *r);
 void relay_list_add(struct relay **head, struct relay *r);
 void relay_list_remove(struct relay **head, struct relay *r);
-
-/* True when path fits sockaddr_un.sun_path with its NUL; max gets the longest usable length. */
-bool relay_path_fits(const char *path, size_t *max);
 
 #endif

@@ -2,6 +2,7 @@
 #include "autostop/state.h"
 
 #include "message.h"
+#include "settle.h"
 #include "units.h"
 
 #include <stdarg.h>
@@ -31,6 +32,8 @@ const char *autostop_state_name(enum autostop_state s)
 		return "stopped by autostop";
 	case AUTOSTOP_DOWN:
 		return "stopped";
+	case AUTOSTOP_HEALING:
+		return "healing docker.sock";
 	}
 	return "unknown";
 }
@@ -110,16 +113,66 @@ struct autostop_actions autostop_init(struct autostop *a, const char *name, doub
 	return act;
 }
 
+/* The target's path without a /vX.Y prefix and without the query. */
+static size_t api_path(const char *target, const char **path)
+{
+	const char *p = target;
+	if (p[0] == '/' && p[1] == 'v' && p[2] >= '0' && p[2] <= '9') {
+		const char *q = p + 2;
+		while ((*q >= '0' && *q <= '9') || *q == '.')
+			q++;
+		if (*q == '/' || *q == '\0' || *q == '?')
+			p = q;
+	}
+	*path = p;
+	return strcspn(p, "?#");
+}
+
+static bool path_is(const char *path, size_t len, const char *want)
+{
+	return len == strlen(want) && memcmp(path, want, len) == 0;
+}
+
+/* /PREFIX/ID/SUFFIX with one non-empty ID segment. */
+static bool path_is_object(const char *path, size_t len, const char *prefix, const char *suffix)
+{
+	size_t pl = strlen(prefix), sl = strlen(suffix);
+	if (len <= pl + sl || memcmp(path, prefix, pl) != 0 ||
+	    memcmp(path + len - sl, suffix, sl) != 0)
+		return false;
+	const char *id = path + pl, *end = path + len - sl;
+	return memchr(id, '/', (size_t)(end - id)) == NULL;
+}
+
+enum autostop_request autostop_request_kind(const char *method, const char *target, bool upgrade)
+{
+	static const char *const polls[] = {"/_ping",		"/version",	"/info",
+					    "/containers/json", "/images/json", "/volumes",
+					    "/networks",	"/system/df"};
+	const char *path;
+	size_t len = api_path(target, &path);
+	if (upgrade || path_is(path, len, "/session") || path_is(path, len, "/grpc"))
+		return AUTOSTOP_REQ_HIJACK;
+	if (strcmp(method, "POST") == 0 && (path_is_object(path, len, "/containers/", "/attach") ||
+					    path_is_object(path, len, "/exec/", "/start")))
+		return AUTOSTOP_REQ_HIJACK;
+	if (strcmp(method, "HEAD") == 0)
+		return AUTOSTOP_REQ_POLL;
+	if (strcmp(method, "GET") == 0)
+		for (size_t i = 0; i < sizeof polls / sizeof polls[0]; i++)
+			if (path_is(path, len, polls[i]))
+				return AUTOSTOP_REQ_POLL;
+	return AUTOSTOP_REQ_WORK;
+}
+
 bool autostop_client_opened(struct autostop *a, double now, struct autostop_actions *act)
 {
 	(void)now;
 	*act = (struct autostop_actions){0};
 	a->clients++;
-	a->idle_since = 0;
-	act->todo |= AUTOSTOP_DO_DISARM_TIMER;
 	if (a->state == AUTOSTOP_STARTING)
 		return a->ping_answered; /* Docker answers; limactl start is only finishing */
-	return a->state != AUTOSTOP_STOPPING;
+	return a->state != AUTOSTOP_STOPPING && a->state != AUTOSTOP_HEALING;
 }
 
 struct autostop_actions autostop_client_closed(struct autostop *a, double now)
@@ -128,10 +181,40 @@ struct autostop_actions autostop_client_closed(struct autostop *a, double now)
 	struct autostop_actions act = {0};
 	if (a->clients > 0)
 		a->clients--;
-	/* The Docker API is asked only once the clients have gone quiet: the docker CLI opens a new
-	 * connection per request, and a check after each one doubled what dockerd had to answer.
-	 * A client within that second disarms the timer, so a burst costs one check. */
-	if (a->clients == 0 && (a->state == AUTOSTOP_RUNNING || a->state == AUTOSTOP_UNHEALTHY))
+	return act;
+}
+
+static void count(unsigned *n, enum autostop_activity which, enum autostop_activity was,
+		  enum autostop_activity is)
+{
+	if (was == which && *n > 0)
+		(*n)--;
+	if (is == which)
+		(*n)++;
+}
+
+struct autostop_actions autostop_client_activity(struct autostop *a, double now,
+						 enum autostop_activity was,
+						 enum autostop_activity is)
+{
+	(void)now;
+	struct autostop_actions act = {0};
+	if (was == is)
+		return act;
+	count(&a->working, AUTOSTOP_WORKING, was, is);
+	count(&a->polling, AUTOSTOP_POLLING, was, is);
+	if (is == AUTOSTOP_WORKING) {
+		a->idle_since = 0;
+		a->frozen =
+		    false; /* its connection thawed the engine; the next period may freeze */
+		act.todo |= AUTOSTOP_DO_DISARM_TIMER;
+		return act;
+	}
+	/* The Docker API is asked only once the work has ended a second ago: the docker CLI opens
+	 * a new connection per request, and a check after each one doubled what dockerd had to
+	 * answer. Work within that second disarms the timer, so a burst costs one check. */
+	if (was == AUTOSTOP_WORKING && a->working == 0 &&
+	    (a->state == AUTOSTOP_RUNNING || a->state == AUTOSTOP_UNHEALTHY))
 		arm(&act, AUTOSTOP_QUIET_S);
 	return act;
 }
@@ -139,20 +222,68 @@ struct autostop_actions autostop_client_closed(struct autostop *a, double now)
 struct autostop_actions autostop_upstream_refused(struct autostop *a, double now, const char *why)
 {
 	struct autostop_actions act = {0};
-	if (a->state == AUTOSTOP_STARTING || a->state == AUTOSTOP_STOPPING)
-		return act; /* held; the start in progress (or the one after the stop) serves it */
+	if (a->state == AUTOSTOP_STARTING || a->state == AUTOSTOP_STOPPING ||
+	    a->state == AUTOSTOP_HEALING)
+		return act; /* held; the start (or heal) in progress serves it */
 	enum autostop_state was = a->state;
+	if (was == AUTOSTOP_RUNNING || was == AUTOSTOP_CHECKING || was == AUTOSTOP_UNHEALTHY) {
+		/* Seen running: a dead forward is likelier than a VM gone (lima-vm/lima#5420). */
+		set_state(a, AUTOSTOP_HEALING, now);
+		a->idle_since = 0;
+		act.todo |= AUTOSTOP_DO_HEAL | AUTOSTOP_DO_DISARM_TIMER;
+		textf(a->refused_why, sizeof a->refused_why, "%s", why);
+		kind(a, "heal");
+		decide(
+		    a, now, &act,
+		    "docker.sock refused a client (%s) while %s was running: asking Lima whether "
+		    "it still runs, to re-create the forward",
+		    why, a->name);
+		return act;
+	}
 	begin_start(a, now, &act);
-	if (was == AUTOSTOP_RUNNING || was == AUTOSTOP_CHECKING || was == AUTOSTOP_UNHEALTHY)
+	decide(a, now, &act, "starting %s: a client is waiting and %s is %s; limactl start %s",
+	       a->name, a->name, was == AUTOSTOP_STOPPED ? "stopped by autostop" : "stopped",
+	       a->name);
+	return act;
+}
+
+struct autostop_actions autostop_heal_done(struct autostop *a, double now,
+					   enum autostop_heal result, const char *why,
+					   unsigned held)
+{
+	struct autostop_actions act = {0};
+	if (a->state != AUTOSTOP_HEALING)
+		return act;
+	switch (result) {
+	case AUTOSTOP_HEALED:
+		set_state(a, AUTOSTOP_CHECKING, now);
+		act.todo |= AUTOSTOP_DO_CONNECT_HELD | AUTOSTOP_DO_CHECK;
+		a->heals++;
+		kind(a, "healed");
 		decide(a, now, &act,
-		       "starting %s: docker.sock refused a client (%s): the VM went away behind "
-		       "autostop's back; limactl start %s",
-		       a->name, why, a->name);
-	else
+		       "%s runs and docker.sock answers again (%s); relaying %u held "
+		       "client%s",
+		       a->name, why, held, plural(held));
+		break;
+	case AUTOSTOP_NOT_RUNNING:
+		begin_start(a, now, &act);
 		decide(a, now, &act,
-		       "starting %s: a client is waiting and %s is %s; limactl start %s", a->name,
-		       a->name, was == AUTOSTOP_STOPPED ? "stopped by autostop" : "stopped",
-		       a->name);
+		       "starting %s: docker.sock refused a client (%s) and Lima says %s is not "
+		       "running: the VM went away behind autostop's back; limactl start %s",
+		       a->name, a->refused_why, a->name, a->name);
+		break;
+	case AUTOSTOP_HEAL_FAILED:
+		set_state(a, AUTOSTOP_UNHEALTHY, now);
+		act.todo |= AUTOSTOP_DO_CLOSE_HELD;
+		kind(a, "failed");
+		decide(a, now, &act,
+		       "%s runs but docker.sock stays dead: %s; closed %u held client%s (vmcost "
+		       "doctor %s says how to heal it)",
+		       a->name, why, held, plural(held), a->name);
+		if (a->working == 0)
+			arm(&act, a->idle_period);
+		break;
+	}
 	return act;
 }
 
@@ -191,8 +322,50 @@ static void check_failed(struct autostop *a, double now, const struct autostop_c
 	       "%s stays up: the Docker API does not answer (%s); autostop never stops an instance "
 	       "it cannot see healthy",
 	       a->name, c->error[0] ? c->error : "no answer");
-	if (a->clients == 0)
+	if (a->working == 0)
 		arm(act, a->idle_period);
+}
+
+void autostop_set_freeze_after(struct autostop *a, double seconds)
+{
+	a->freeze_after = seconds > 0 && seconds < a->idle_period ? seconds : 0;
+}
+
+static bool freeze_due(const struct autostop *a, double idle_for)
+{
+	return a->freeze_after > 0 && !a->frozen && idle_for + IDLE_SLACK_S >= a->freeze_after;
+}
+
+/* The next check: at the freeze point if one is still ahead, else at the period's end. */
+static void arm_idle(const struct autostop *a, struct autostop_actions *act, double idle_for)
+{
+	double left = a->idle_period - idle_for;
+	if (a->freeze_after > 0 && !a->frozen && a->freeze_after > idle_for &&
+	    a->freeze_after - idle_for < left)
+		left = a->freeze_after - idle_for;
+	arm(act, left);
+}
+
+struct autostop_actions autostop_freeze_done(struct autostop *a, double now, bool ok,
+					     const char *why)
+{
+	struct autostop_actions act = {0};
+	char after[32];
+	vmc_format_duration(a->freeze_after, after, sizeof after);
+	if (ok) {
+		kind(a, "freeze");
+		decide(
+		    a, now, &act,
+		    "froze %s's Docker engine after %s idle (the next client thaws it); it stops "
+		    "at the period's end",
+		    a->name, after);
+		return act;
+	}
+	a->frozen = true; /* refused: not again in this idle period */
+	kind(a, "freeze");
+	decide(a, now, &act, "%s's Docker engine stays thawed: the agent refused to freeze it (%s)",
+	       a->name, why && *why ? why : "no reason given");
+	return act;
 }
 
 struct autostop_actions autostop_check_done(struct autostop *a, double now,
@@ -212,11 +385,12 @@ struct autostop_actions autostop_check_done(struct autostop *a, double now,
 	a->checked_once = true;
 	char period[32];
 	vmc_format_duration(a->idle_period, period, sizeof period);
-	if (a->clients > 0) {
+	if (a->working > 0) {
 		if (!was_running) {
 			kind(a, "running");
-			decide(a, now, &act, "%s is running and Docker answers; %u client%s open",
-			       a->name, a->clients, plural(a->clients));
+			decide(a, now, &act,
+			       "%s is running and Docker answers; %u client%s at work", a->name,
+			       a->working, plural(a->working));
 		}
 		return act;
 	}
@@ -230,17 +404,28 @@ struct autostop_actions autostop_check_done(struct autostop *a, double now,
 	}
 	if (a->idle_since <= 0) {
 		a->idle_since = now;
+		a->frozen = false;
 		kind(a, "idle");
 		decide(a, now, &act,
-		       "%s is idle: no client, no running container; it stops in %s unless that "
-		       "changes",
+		       "%s is idle: no client at work, no running container; it stops in %s "
+		       "unless that changes",
 		       a->name, period);
-		arm(&act, a->idle_period);
+		arm_idle(a, &act, 0);
 		return act;
 	}
 	double idle_for = now - a->idle_since;
 	if (idle_for + IDLE_SLACK_S < a->idle_period) {
-		arm(&act, a->idle_period - idle_for);
+		if (freeze_due(a, idle_for)) {
+			a->frozen = true;
+			a->freezes++;
+			act.todo |= AUTOSTOP_DO_FREEZE;
+		}
+		arm_idle(a, &act, idle_for);
+		return act;
+	}
+	if (a->polling > 0) {
+		/* A poll waits for its answer: stop once it has it. */
+		arm(&act, AUTOSTOP_QUIET_S);
 		return act;
 	}
 	set_state(a, AUTOSTOP_STOPPING, now);
@@ -248,8 +433,8 @@ struct autostop_actions autostop_check_done(struct autostop *a, double now,
 	a->idle_since = 0;
 	kind(a, "stop");
 	decide(a, now, &act,
-	       "stopping %s: no client and no running container for %s; limactl stop %s", a->name,
-	       period, a->name);
+	       "stopping %s: no client at work and no running container for %s; limactl stop %s",
+	       a->name, period, a->name);
 	act.todo |= AUTOSTOP_DO_STOP | AUTOSTOP_DO_DISARM_TIMER;
 	return act;
 }
@@ -258,7 +443,7 @@ struct autostop_actions autostop_timer_fired(struct autostop *a, double now)
 {
 	(void)now;
 	struct autostop_actions act = {0};
-	if (a->clients == 0 && (a->state == AUTOSTOP_RUNNING || a->state == AUTOSTOP_UNHEALTHY))
+	if (a->working == 0 && (a->state == AUTOSTOP_RUNNING || a->state == AUTOSTOP_UNHEALTHY))
 		act.todo |= AUTOSTOP_DO_CHECK;
 	return act;
 }
@@ -267,7 +452,7 @@ static void finish_start(struct autostop *a, double now, struct autostop_actions
 {
 	set_state(a, AUTOSTOP_RUNNING, now);
 	act->todo |= AUTOSTOP_DO_END_START;
-	if (a->clients == 0)
+	if (a->working == 0)
 		act->todo |= AUTOSTOP_DO_CHECK;
 }
 
@@ -340,7 +525,7 @@ struct autostop_actions autostop_start_timed_out(struct autostop *a, double now,
 	       "client%s",
 	       a->name, t, a->limactl_done ? " although limactl start succeeded" : "", held,
 	       plural(held));
-	if (a->state == AUTOSTOP_UNHEALTHY && a->clients == 0)
+	if (a->state == AUTOSTOP_UNHEALTHY && a->working == 0)
 		arm(&act, a->idle_period);
 	return act;
 }
@@ -353,6 +538,11 @@ struct autostop_actions autostop_start_failed(struct autostop *a, double now, co
 	decide(a, now, &act, "start of %s failed: %s; closed %u held client%s", a->name, why, held,
 	       plural(held));
 	return act;
+}
+
+void autostop_stop_began(struct autostop *a, uint64_t host_free)
+{
+	a->settle = (struct autostop_settle){.before = host_free};
 }
 
 struct autostop_actions autostop_stop_exited(struct autostop *a, double now, int exit_code,
@@ -374,11 +564,11 @@ struct autostop_actions autostop_stop_exited(struct autostop *a, double now, int
 	return act;
 }
 
-struct autostop_actions autostop_stop_settled(struct autostop *a, double now, int64_t freed)
+static void stop_settled(struct autostop *a, double now, struct autostop_actions *act)
 {
-	struct autostop_actions act = {0};
-	if (a->state != AUTOSTOP_STOPPING)
-		return act;
+	const struct autostop_settle *s = &a->settle;
+	int64_t freed = s->before && s->best ? (int64_t)s->best - (int64_t)s->before : 0;
+	act->todo |= AUTOSTOP_DO_END_SETTLE;
 	set_state(a, AUTOSTOP_STOPPED, now);
 	a->has_last_freed = true;
 	a->last_freed = freed;
@@ -386,15 +576,39 @@ struct autostop_actions autostop_stop_settled(struct autostop *a, double now, in
 	vmc_format_duration(a->last_stop_s, took, sizeof took);
 	vmc_format_bytes_delta(freed, gain, sizeof gain);
 	if (a->clients > 0) {
-		begin_start(a, now, &act);
-		decide(a, now, &act,
+		begin_start(a, now, act);
+		decide(a, now, act,
 		       "stopped %s in %s (host free memory %s); %u client%s arrived meanwhile: "
 		       "limactl start %s",
 		       a->name, took, gain, a->clients, plural(a->clients), a->name);
-		return act;
+		return;
 	}
 	kind(a, "stopped");
-	decide(a, now, &act, "stopped %s in %s: host free memory %s", a->name, took, gain);
+	decide(a, now, act, "stopped %s in %s: host free memory %s", a->name, took, gain);
+}
+
+/* The stop's gain counts once free memory stops rising (the rule memtest uses), after
+ * AUTOSTOP_SETTLE_MAX_SAMPLES, or at once when a client waits for a start. */
+struct autostop_actions autostop_free_sampled(struct autostop *a, double now, uint64_t host_free)
+{
+	struct autostop_actions act = {0};
+	if (a->state != AUTOSTOP_STOPPING) {
+		act.todo |= AUTOSTOP_DO_END_SETTLE;
+		return act;
+	}
+	struct autostop_settle *s = &a->settle;
+	bool settled = false;
+	if (s->samples > 0 && now > s->last_t) {
+		double rise = ((double)host_free - (double)s->last) / (now - s->last_t);
+		settled = vmc_free_settled(rise, 0);
+	}
+	s->samples++;
+	s->last = host_free;
+	s->last_t = now;
+	if (host_free > s->best)
+		s->best = host_free;
+	if (settled || s->samples >= AUTOSTOP_SETTLE_MAX_SAMPLES || a->clients > 0)
+		stop_settled(a, now, &act);
 	return act;
 }
 

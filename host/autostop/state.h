@@ -3,12 +3,20 @@
  * What `vmcost autostop` decides, without sockets or processes: every event (a client opened
  * or closed, a check of the Docker API answered, limactl exited, a timer fired) goes in with
  * the time, and out come the actions the daemon must take and, for each decision, one log line.
- * The rules (issue 12):
- *   - stop only when, for the whole idle period, no client was open and the Docker API
+ * The rules (issues 12 and 22):
+ *   - stop only when, for the whole idle period, no client was at work and the Docker API
  *     reported no running container; the period starts when a check finds both true;
+ *   - a client is at work while one of its requests other than a poll (autostop_request_kind)
+ *     waits for its response or streams, or its connection was hijacked or upgraded (attach,
+ *     exec, BuildKit); polls and a kept-alive connection between requests are not work;
  *   - never stop an instance not seen running and healthy (answering), never during a start;
  *   - a client that finds docker.sock refusing is held while one shared start runs, until
- *     /_ping answers; a failed or timed-out start closes the held clients.
+ *     /_ping answers; a failed or timed-out start closes the held clients;
+ *   - docker.sock refusing while the VM was seen running is first taken for a dead forward:
+ *     held clients wait while Lima is asked, and the forward re-created if the VM still runs;
+ *     limactl start only runs when Lima says it does not;
+ *   - after a stop, host free memory is sampled until it settles (lib/settle.h, the rule
+ *     memtest uses) or a client waits: the gain is what the stop gave back.
  */
 #ifndef VMC_AUTOSTOP_STATE_H
 #define VMC_AUTOSTOP_STATE_H
@@ -25,6 +33,8 @@ enum autostop_state {
 	AUTOSTOP_STOPPING,  /* limactl stop runs, then host free memory settles */
 	AUTOSTOP_STOPPED,   /* stopped by autostop */
 	AUTOSTOP_DOWN,	    /* not running, and not stopped by autostop */
+	AUTOSTOP_HEALING,   /* docker.sock refused while the VM was running: asking Lima, and
+			       re-creating the forward if the VM still runs */
 };
 
 /* Actions, combined in a bit mask. */
@@ -33,13 +43,31 @@ enum autostop_action {
 	AUTOSTOP_DO_ARM_TIMER = 1 << 1,	   /* (re)arm the idle timer for timer_s */
 	AUTOSTOP_DO_DISARM_TIMER = 1 << 2, /* no idle timer: not idle */
 	AUTOSTOP_DO_START = 1 << 3,	   /* run limactl start NAME, ping until it answers */
-	AUTOSTOP_DO_STOP = 1 << 4,	   /* run limactl stop NAME */
-	AUTOSTOP_DO_SETTLE = 1 << 5,	   /* measure the host free-memory gain of the stop */
+	AUTOSTOP_DO_STOP = 1 << 4,	   /* close the quiet client connections (kept alive
+					      between requests), run limactl stop NAME */
+	AUTOSTOP_DO_SETTLE = 1 << 5,	   /* sample host free memory now and every
+					      AUTOSTOP_SETTLE_INTERVAL_S: autostop_free_sampled */
 	AUTOSTOP_DO_CONNECT_HELD = 1 << 6, /* connect every held client to docker.sock */
 	AUTOSTOP_DO_CLOSE_HELD = 1 << 7,   /* close every held client: the start failed */
 	AUTOSTOP_DO_END_START = 1 << 8,	   /* stop pinging and the start deadline */
 	AUTOSTOP_DO_LOG = 1 << 9,	   /* a decision was made: log state->decision */
+	AUTOSTOP_DO_END_SETTLE = 1 << 10,  /* stop sampling host free memory */
+	AUTOSTOP_DO_FREEZE = 1 << 12,	   /* POST /v1/engine/freeze to the agent:
+					      autostop_freeze_done */
+	AUTOSTOP_DO_HEAL = 1 << 11, /* ask Lima whether it runs; if so re-create docker.sock's
+				       forward: autostop_heal_done */
 };
+
+/* What became of a dead docker.sock (forward.h). */
+enum autostop_heal {
+	AUTOSTOP_HEALED,      /* forwarded again (or it answered again by itself) */
+	AUTOSTOP_NOT_RUNNING, /* Lima says the instance is not running: it went away */
+	AUTOSTOP_HEAL_FAILED, /* Lima runs it, but the forward could not be made to answer */
+};
+
+/* Host free memory after a stop: one sample at once, then one a second, at most this many. */
+#define AUTOSTOP_SETTLE_INTERVAL_S  1.0
+#define AUTOSTOP_SETTLE_MAX_SAMPLES 15
 
 /* The last client closed this long ago before the Docker API is asked whether it is idle. */
 #define AUTOSTOP_QUIET_S 1.0
@@ -47,6 +75,29 @@ enum autostop_action {
 struct autostop_actions {
 	unsigned todo;	/* enum autostop_action bits */
 	double timer_s; /* with AUTOSTOP_DO_ARM_TIMER */
+};
+
+/* What a request on a client connection is, from its method and target (request line). */
+enum autostop_request {
+	AUTOSTOP_REQ_POLL,   /* read-only listing: does not keep the VM up */
+	AUTOSTOP_REQ_WORK,   /* anything else */
+	AUTOSTOP_REQ_HIJACK, /* the connection carries a raw stream after this request */
+};
+
+/*
+ * Polls: HEAD of anything, and GET of /_ping, /version, /info, /containers/json,
+ * /images/json, /volumes, /networks, /system/df, each with an optional /vX.Y prefix and any
+ * query. Hijacks: attach (POST /containers/ID/attach), exec start (POST /exec/ID/start),
+ * BuildKit's /session and /grpc, and any request asking for an upgrade.
+ */
+enum autostop_request autostop_request_kind(const char *method, const char *target, bool upgrade);
+
+/* What a client connection does now, as far as idleness goes. */
+enum autostop_activity {
+	AUTOSTOP_QUIET,	  /* between requests, or not a word yet */
+	AUTOSTOP_POLLING, /* polls wait for their answers: a stop waits for them, the idle
+			     period goes on */
+	AUTOSTOP_WORKING, /* work in flight, a stream, or a hijacked connection */
 };
 
 /* What one check of the Docker API found. */
@@ -58,12 +109,22 @@ struct autostop_check {
 	bool instance_stopped; /* Lima says the instance is stopped (when !api_ok) */
 };
 
+/* Host free memory around a stop (bytes; 0 = could not be read). */
+struct autostop_settle {
+	uint64_t before;     /* just before limactl stop */
+	uint64_t best, last; /* after it: the highest so far, the latest */
+	double last_t;
+	unsigned samples;
+};
+
 struct autostop {
 	enum autostop_state state;
 	double state_since;
 	double idle_period;  /* seconds */
 	char name[256];	     /* instance, for log lines */
 	unsigned clients;    /* open client connections, held ones included */
+	unsigned working;    /* of them, AUTOSTOP_WORKING */
+	unsigned polling;    /* of them, AUTOSTOP_POLLING */
 	double idle_since;   /* > 0: since then no client, no running container */
 	unsigned containers; /* running containers at the last check */
 	bool checked_once;   /* a check answered since the daemon started */
@@ -76,7 +137,11 @@ struct autostop {
 	bool has_last_freed;
 	int64_t last_freed; /* host free-memory gain of the last stop (bytes) */
 	double last_stop_s; /* limactl stop's own duration */
-	unsigned starts, stops;
+	struct autostop_settle settle;
+	unsigned starts, stops, heals, freezes;
+	double freeze_after;	/* seconds idle before the engine is frozen; 0: never */
+	bool frozen;		/* asked to freeze in this idle period, and not thawed since */
+	char refused_why[100];	/* why docker.sock refused, while healing */
 	char decision_kind[16]; /* "start", "stop", "stay-up", "idle", "ready", "failed", ... */
 	char decision[400];	/* the last decision, one line */
 	char logged[400];	/* the last line logged, and when: see decide() */
@@ -94,8 +159,29 @@ struct autostop_actions autostop_init(struct autostop *a, const char *name, doub
 bool autostop_client_opened(struct autostop *a, double now, struct autostop_actions *act);
 struct autostop_actions autostop_client_closed(struct autostop *a, double now);
 
+/*
+ * Deep idle (--freeze-after): once per idle period, after this many seconds of it, the Docker
+ * engine in the guest is frozen through vmcost-agent (POST /v1/engine/freeze). The agent holds
+ * docker.sock meanwhile, so the next client thaws it; the VM still stops at the period's end.
+ */
+void autostop_set_freeze_after(struct autostop *a, double seconds);
+/* The agent's answer to the freeze: ok, or why it refused (a container runs, no freezer...). */
+struct autostop_actions autostop_freeze_done(struct autostop *a, double now, bool ok,
+					     const char *why);
+
+/* A client connection's activity changed (the daemon reports each change, and a closing
+ * connection's last activity as a change to AUTOSTOP_QUIET before it closes). */
+struct autostop_actions autostop_client_activity(struct autostop *a, double now,
+						 enum autostop_activity was,
+						 enum autostop_activity is);
+
 /* A client's connect to docker.sock failed (why: "connection refused"). */
 struct autostop_actions autostop_upstream_refused(struct autostop *a, double now, const char *why);
+/* The heal asked for with AUTOSTOP_DO_HEAL is over (why: what failed, or what was healed). */
+struct autostop_actions autostop_heal_done(struct autostop *a, double now,
+					   enum autostop_heal result, const char *why,
+					   unsigned held);
+
 /* A client's connect to docker.sock succeeded. */
 struct autostop_actions autostop_upstream_connected(struct autostop *a, double now);
 
@@ -113,10 +199,13 @@ struct autostop_actions autostop_start_timed_out(struct autostop *a, double now,
 struct autostop_actions autostop_start_failed(struct autostop *a, double now, const char *why,
 					      unsigned held);
 
+/* Host free memory just before limactl stop runs (0 when it cannot be read). */
+void autostop_stop_began(struct autostop *a, uint64_t host_free);
 struct autostop_actions autostop_stop_exited(struct autostop *a, double now, int exit_code,
 					     const char *last_line, double took_s);
-/* The host's free memory settled after the stop: freed is the gain in bytes. */
-struct autostop_actions autostop_stop_settled(struct autostop *a, double now, int64_t freed);
+/* One sample of host free memory after the stop (AUTOSTOP_DO_SETTLE); once it settled, the
+ * gain is logged and kept for the status. */
+struct autostop_actions autostop_free_sampled(struct autostop *a, double now, uint64_t host_free);
 
 /* Seconds idle so far (0 when not idle). */
 double autostop_idle_for(const struct autostop *a, double now);

@@ -2,8 +2,10 @@
 #include "autostop/status.h"
 
 #include "autostop/daemon.h"
+#include "autostop/sockfile.h"
 #include "clock.h"
 #include "jsonutil.h"
+#include "log.h"
 #include "message.h"
 #include "units.h"
 
@@ -19,6 +21,108 @@
 
 /* A status document is a few hundred bytes; anything this large is not one. */
 #define STATUS_MAX_BYTES (64 * 1024)
+
+/* ---- the daemon's side ------------------------------------------------------------------- */
+
+json_t *autostop_status_document(const struct autostop *a, const char *listen, const char *upstream,
+				 double now)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "instance", json_string(a->name));
+	json_object_set_new(j, "pid", json_integer(getpid()));
+	json_object_set_new(j, "listen", json_string(listen));
+	json_object_set_new(j, "upstream", json_string(upstream));
+	json_object_set_new(j, "state", json_string(autostop_state_name(a->state)));
+	json_object_set_new(j, "state_for_s", json_real(now - a->state_since));
+	json_object_set_new(j, "clients", json_integer(a->clients));
+	json_object_set_new(j, "clients_working", json_integer(a->working));
+	json_object_set_new(j, "clients_polling", json_integer(a->polling));
+	json_object_set_new(j, "idle_period_s", json_real(a->idle_period));
+	json_object_set_new(j, "idle_for_s", json_real(autostop_idle_for(a, now)));
+	json_object_set_new(j, "containers_running",
+			    a->checked_once ? json_integer(a->containers) : json_null());
+	json_object_set_new(j, "last_start_s",
+			    a->has_last_start ? json_real(a->last_start_s) : json_null());
+	json_object_set_new(j, "last_stop_ram_freed",
+			    a->has_last_freed ? json_integer(a->last_freed) : json_null());
+	json_object_set_new(j, "starts", json_integer(a->starts));
+	json_object_set_new(j, "stops", json_integer(a->stops));
+	json_object_set_new(j, "last_decision", json_string(a->decision));
+	json_object_set_new(j, "version", json_string(VMCOST_VERSION));
+	return j;
+}
+
+struct status_write {
+	uv_write_t req;
+	uv_pipe_t pipe;
+	char *text;
+};
+
+static void on_status_closed(uv_handle_t *h)
+{
+	struct status_write *w = h->data;
+	free(w->text);
+	free(w);
+}
+
+static void on_status_written(uv_write_t *req, int status)
+{
+	(void)status;
+	struct status_write *w = (struct status_write *)req;
+	uv_close((uv_handle_t *)&w->pipe, on_status_closed);
+}
+
+static void on_status_client(uv_stream_t *server, int status)
+{
+	struct autostop_status_server *s = server->data;
+	if (status < 0)
+		return;
+	struct status_write *w = calloc(1, sizeof *w);
+	if (!w)
+		return;
+	uv_pipe_init(server->loop, &w->pipe, 0);
+	w->pipe.data = w;
+	if (uv_accept(server, (uv_stream_t *)&w->pipe) < 0) {
+		uv_close((uv_handle_t *)&w->pipe, on_status_closed);
+		return;
+	}
+	json_t *j = s->document(s->ctx);
+	w->text = j ? vmc_json_compact(j) : NULL;
+	json_decref(j);
+	if (!w->text) {
+		uv_close((uv_handle_t *)&w->pipe, on_status_closed);
+		return;
+	}
+	uv_buf_t buf = uv_buf_init(w->text, (unsigned)strlen(w->text));
+	if (uv_write(&w->req, (uv_stream_t *)&w->pipe, &buf, 1, on_status_written) < 0)
+		uv_close((uv_handle_t *)&w->pipe, on_status_closed);
+}
+
+int autostop_status_serve(uv_loop_t *loop, struct autostop_status_server *s, const char *path,
+			  char *err, size_t errsize)
+{
+	int rc = sockfile_prepare(path, "status socket", err, errsize);
+	if (rc != VMC_EXIT_OK)
+		return rc;
+	rc = sockfile_listen(loop, &s->pipe, path, s, on_status_client, err, errsize);
+	if (rc != VMC_EXIT_OK)
+		return rc;
+	textf(s->path, sizeof s->path, "%s", path);
+	s->open = s->unlink_on_close = true;
+	return VMC_EXIT_OK;
+}
+
+void autostop_status_close(struct autostop_status_server *s)
+{
+	if (!s->open)
+		return;
+	uv_close((uv_handle_t *)&s->pipe, NULL);
+	s->open = false;
+	if (s->unlink_on_close)
+		unlink(s->path);
+}
+
+/* ---- a reader's side --------------------------------------------------------------------- */
 
 bool autostop_sock_path(const char *instance_dir, const char *name, char *buf, size_t size)
 {
@@ -151,15 +255,16 @@ void autostop_status_print(const json_t *doc, FILE *f)
 	double idle = num(doc, "idle_for_s", &present);
 	double state_for = num(doc, "state_for_s", &present);
 	json_int_t clients = json_integer_value(json_object_get(doc, "clients"));
+	json_int_t working = json_integer_value(json_object_get(doc, "clients_working"));
 	fprintf(f, "%s: %s for %s\n", str(doc, "instance"), str(doc, "state"),
 		vmc_format_duration(state_for, a, sizeof a));
 	if (idle > 0)
-		fprintf(f, "  idle:        %s of %s (no client, no running container)\n",
+		fprintf(f, "  idle:        %s of %s (no client at work, no running container)\n",
 			vmc_format_duration(idle, a, sizeof a),
 			vmc_format_duration(period, b, sizeof b));
 	else
-		fprintf(f, "  idle:        no (%lld client%s open%s); idle period %s\n",
-			(long long)clients, clients == 1 ? "" : "s",
+		fprintf(f, "  idle:        no (%lld of %lld client%s at work%s); idle period %s\n",
+			(long long)working, (long long)clients, clients == 1 ? "" : "s",
 			json_integer_value(json_object_get(doc, "containers_running")) > 0
 			    ? ", containers running"
 			    : "",

@@ -27,18 +27,26 @@
 
 static const struct cli_spec autostop_spec = {
     .name = "autostop",
-    .synopsis = "NAME [--idle DURATION] [--listen PATH] [--start-timeout DURATION]\n"
-		"                            [--status] [--json]",
+    .synopsis = "NAME [--idle DURATION] [--freeze-after DURATION] [--listen PATH]\n"
+		"                            [--start-timeout DURATION] [--status] [--json]",
     .help =
 	"Serves a Docker socket for instance NAME that starts the VM on the first API call and\n"
-	"stops it once, for a whole idle period, no client was connected and Docker reported no\n"
-	"running container. Every connection is relayed byte for byte to NAME's sock/docker.sock\n"
-	"(attach, exec -it, logs -f, events and BuildKit work); a client that arrives while the\n"
-	"VM is stopped is held while `limactl start NAME` runs, until Docker answers /_ping.\n"
+	"stops it once, for a whole idle period, no client was at work and Docker reported no\n"
+	"running container. Polls do not count as work: HEAD, and GET of /_ping, /version, /info,\n"
+	"/containers/json, /images/json, /volumes, /networks, /system/df; nor does a connection\n"
+	"kept open between requests. Any other request, an open stream (logs -f, events,\n"
+	"attach) or a running container does. Every connection is relayed byte for byte to\n"
+	"NAME's sock/docker.sock (read with an HTTP parser, never changed; attach, exec -it and\n"
+	"BuildKit go raw); a client that arrives while the VM is stopped is held while `limactl\n"
+	"start NAME` runs, until Docker answers /_ping. If docker.sock refuses while Lima says\n"
+	"NAME runs, its forward is re-created (ssh -O forward) instead.\n"
 	"It never stops an instance it did not see running and healthy, and never during a start.\n"
 	"Runs in the foreground and prints one line per decision; SIGTERM closes the socket and\n"
 	"leaves the VM as it is. Point clients at it with:  eval \"$(vmcost env NAME)\"\n\n"
 	"  --idle DURATION           idle period before a stop (default 5m; 30s, 1h...)\n"
+	"  --freeze-after DURATION   deep idle: freeze the guest's Docker engine after this long\n"
+	"                            idle (vmcost-agent's POST /v1/engine/freeze; the next\n"
+	"                            client thaws it); shorter than --idle (default: never)\n"
 	"  --listen PATH             the socket clients use (default\n"
 	"                            $LIMA_HOME/NAME/sock/docker-autostop.sock)\n"
 	"  --start-timeout DURATION  how long held clients wait for a start (default 10m)\n"
@@ -56,7 +64,7 @@ static const struct cli_spec autostop_spec = {
 struct autostop_opts {
 	const char *name;
 	const char *listen;
-	double idle_s, start_timeout_s;
+	double idle_s, start_timeout_s, freeze_after_s;
 	bool status;
 };
 
@@ -69,6 +77,7 @@ static int parse_args(int argc, char **argv, struct cli_opts *co, struct autosto
 	    {.name = "--idle", .kind = CLI_SECONDS, .seconds = &o->idle_s},
 	    {.name = "--listen", .kind = CLI_TEXT, .text = &o->listen},
 	    {.name = "--start-timeout", .kind = CLI_SECONDS, .seconds = &o->start_timeout_s},
+	    {.name = "--freeze-after", .kind = CLI_SECONDS, .seconds = &o->freeze_after_s},
 	    {.name = "--status", .kind = CLI_FLAG, .flag = &o->status},
 	    {0},
 	};
@@ -77,6 +86,13 @@ static int parse_args(int argc, char **argv, struct cli_opts *co, struct autosto
 	int rc = cli_parse(&spec, argc, argv, co);
 	if (rc == CLI_CONTINUE)
 		o->name = co->args[0];
+	if (rc == CLI_CONTINUE && !o->status && o->freeze_after_s > 0 &&
+	    o->freeze_after_s >= o->idle_s)
+		return cli_usage_error(
+		    &spec, co,
+		    "--freeze-after (%.0f s) must be shorter than --idle (%.0f s): "
+		    "the engine is frozen within the idle period, before the stop",
+		    o->freeze_after_s, o->idle_s);
 	return rc;
 }
 
@@ -138,6 +154,7 @@ static int fill_config(const struct cli_opts *co, const struct autostop_opts *o,
 	cfg->idle_s = o->idle_s;
 	cfg->start_timeout_s = o->start_timeout_s;
 	cfg->stop_timeout_s = DEFAULT_STOP_TIMEOUT_S;
+	cfg->freeze_after_s = o->freeze_after_s;
 	cfg->instance_running = inst->status == LIMA_STATUS_RUNNING;
 	cfg->json = co->json;
 	return take_activated_socket(co, cfg);

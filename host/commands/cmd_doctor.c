@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * vmcost doctor NAME: the guest's idle checks (GET /v1/checks) after the host's own: the Lima
- * version, what the vmType can give back, the hostagent log Lima never rotates, and socket
- * path lengths.
+ * version, what the vmType can give back, the hostagent log Lima never rotates, socket path
+ * lengths, and whether Lima's two forwarded sockets answer end to end (--heal re-creates a dead
+ * one).
  */
+#include "autostop/forward.h"
 #include "clients/agent_client.h"
 #include "clients/process.h"
 #include "color.h"
@@ -26,20 +28,25 @@
 #define MACOS_SUN_PATH	    104
 #define LIMA_LONGEST_SOCKET "ssh.sock.1234567890123456"
 
-static const struct cli_spec spec = {
+static const struct cli_spec doctor_spec = {
     .name = "doctor",
-    .synopsis = "NAME [--json]",
-    .help = "Checks what makes instance NAME cost more than it must while idle.\n"
-	    "Host checks: the Lima version (2.2.0 fixes the guest agent's port-forward fd leak),\n"
-	    "what the vmType can return to the host (vz: nothing until the VM stops; krunkit:\n"
-	    "automatic free-page reporting, lost with init_on_free=1; qemu: only with a balloon\n"
-	    "device), the size of ha.stderr.log (never rotated), and socket path lengths (104\n"
-	    "bytes on macOS). Guest checks come from vmcost-agent: each with its status, why it\n"
-	    "costs something, and the fix.\n\n"
-	    "Exit status: 0 when nothing fails (warnings allowed), 1 when a check fails, 5 when\n"
-	    "the agent cannot be reached (host checks are still printed).\n\n"
-	    "  --json  machine-readable output\n\n"
-	    "Example: vmcost doctor dev\n",
+    .synopsis = "NAME [--heal] [--json]",
+    .help =
+	"Checks what makes instance NAME cost more than it must while idle.\n"
+	"Host checks: the Lima version (2.2.0 fixes the guest agent's port-forward fd leak),\n"
+	"what the vmType can return to the host (vz: nothing until the VM stops; krunkit:\n"
+	"automatic free-page reporting, lost with init_on_free=1; qemu: only with a balloon\n"
+	"device), the size of ha.stderr.log (never rotated), and socket path lengths (104\n"
+	"bytes on macOS), and whether sock/docker.sock and sock/vmcost-agent.sock answer end\n"
+	"to end (GET /_ping, GET /v1/status): Lima forwards them once over its SSH master, and\n"
+	"a forward that died leaves a socket file that refuses or hangs. Guest checks come\n"
+	"from vmcost-agent: each with its status, why it costs something, and the fix.\n\n"
+	"Exit status: 0 when nothing fails (warnings allowed), 1 when a check fails, 5 when\n"
+	"the agent cannot be reached (host checks are still printed).\n\n"
+	"  --heal  re-create a dead forward (remove the stale socket file, then ssh -O forward\n"
+	"          through the instance's ssh.config) and check it again\n"
+	"  --json  machine-readable output\n\n"
+	"Example: vmcost doctor dev --heal\n",
     .min_args = 1,
     .max_args = 1,
 };
@@ -54,6 +61,7 @@ struct check {
 };
 
 #define MAX_HOST_CHECKS 8
+_Static_assert(MAX_HOST_CHECKS >= 4 + FORWARD_COUNT, "room for every host check");
 
 struct host_checks {
 	struct check c[MAX_HOST_CHECKS];
@@ -254,6 +262,57 @@ static void check_socket_paths(struct host_checks *h, const struct lima_instance
 	}
 }
 
+/*
+ * One forwarded socket, end to end; with heal, a dead one is re-created and checked again.
+ * answered: the agent's checks just came through it, which is the end-to-end test.
+ */
+static void check_forward(struct host_checks *h, const struct lima_instance *inst,
+			  enum forward_socket which, bool heal, bool answered)
+{
+	struct forward f;
+	forward_get(inst->dir, which, &f);
+	char id[48], title[96], why[512];
+	textf(id, sizeof id, "%s", which == FORWARD_DOCKER ? "docker-sock" : "agent-sock");
+	textf(title, sizeof title, "Host socket %s", f.label);
+	struct check *c = add(h, id, title);
+	textf(c->why, sizeof c->why,
+	      "Lima forwards %s once over its SSH master (ssh -O forward) and never again: after "
+	      "host sleep or a first boot the forward can be gone while the instance runs, and "
+	      "clients on sock/%s hang or are refused",
+	      f.guest, f.label);
+	if (answered) {
+		textf(c->observed, sizeof c->observed, "GET /v1/checks answered through it");
+		return;
+	}
+	enum forward_health health = forward_check(&f, FORWARD_PROBE_TIMEOUT_MS, why, sizeof why);
+	if (health == FORWARD_ANSWERS) {
+		textf(c->observed, sizeof c->observed, "GET %s answers", f.probe);
+		return;
+	}
+	if (health == FORWARD_ABSENT) {
+		c->status = "n/a";
+		textf(c->observed, sizeof c->observed, "not forwarded (%s)", why);
+		return;
+	}
+	char healed[512] = "";
+	if (heal) {
+		cli_progress("re-creating the forward of %s", f.label);
+		int rc = forward_heal(inst->dir, inst->name, &f, healed, sizeof healed);
+		cli_progress_done();
+		if (rc == 0) {
+			textf(c->observed, sizeof c->observed,
+			      "was dead (%s); healed: GET %s answers again", why, f.probe);
+			return;
+		}
+	}
+	c->status = "fail";
+	textf(c->observed, sizeof c->observed, "dead: %s%s%s", why,
+	      heal ? "; healing failed: " : "", healed);
+	char cmd[sizeof c->fix];
+	forward_heal_command(inst->dir, inst->name, &f, cmd, sizeof cmd);
+	textf(c->fix, sizeof c->fix, "%s (or vmcost doctor %s --heal)", cmd, inst->name);
+}
+
 static json_t *check_json(const struct check *c)
 {
 	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:o}", "id", c->id, "title", c->title, "status",
@@ -319,23 +378,41 @@ static void print_human(const struct lima_instance *inst, const struct host_chec
 int cmd_doctor(int argc, char **argv)
 {
 	struct cli_opts o;
+	bool heal = false;
+	const struct cli_option options[] = {
+	    {.name = "--heal", .kind = CLI_FLAG, .flag = &heal},
+	    {0},
+	};
+	struct cli_spec spec = doctor_spec;
+	spec.options = options;
 	int rc = cli_parse(&spec, argc, argv, &o);
 	if (rc != CLI_CONTINUE)
 		return rc;
 	struct lima_instance inst;
 	if ((rc = cli_running_instance(&o, o.args[0], &inst)) != VMC_EXIT_OK)
 		return rc;
+	/* Healing comes first: the guest's checks are asked through the agent's socket. */
+	struct host_checks sockets = {.n = 0};
+	if (heal)
+		for (int i = 0; i < FORWARD_COUNT; i++)
+			check_forward(&sockets, &inst, (enum forward_socket)i, true, false);
 	char agent_err[1024] = "";
 	json_t *checks = NULL;
 	cli_progress("asking vmcost-agent for its checks");
 	int agent_rc = agent_call(&inst, "GET", "/v1/checks", NULL, DOCTOR_AGENT_TIMEOUT_MS,
 				  &checks, agent_err, sizeof agent_err);
 	cli_progress_done();
+	if (!heal)
+		for (int i = 0; i < FORWARD_COUNT; i++)
+			check_forward(&sockets, &inst, (enum forward_socket)i, false,
+				      i == FORWARD_AGENT && agent_rc == VMC_EXIT_OK);
 	struct host_checks h = {.n = 0};
 	check_lima_version(&h, &inst);
 	check_vm_type(&h, &inst, checks);
 	check_ha_log(&h, &inst);
 	check_socket_paths(&h, &inst);
+	for (size_t i = 0; i < sockets.n; i++)
+		h.c[h.n++] = sockets.c[i];
 	int fails = count_fails(&h, checks);
 	if (o.json) {
 		json_t *host = json_array();

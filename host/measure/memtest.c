@@ -20,6 +20,7 @@
 #include "meminfo.h"
 #include "message.h"
 #include "platform/platform.h"
+#include "settle.h"
 #include "units.h"
 
 #include <errno.h>
@@ -423,7 +424,8 @@ static int wait_gone(const struct memtest *m, double timeout_s)
 	return 0;
 }
 
-/* Waits until host free memory stops rising after the stop (memtest_free_settled). */
+/* Waits until host free memory stops rising after the stop (vmc_free_settled, shared with
+ * autostop). */
 static double settle_free(struct memtest *m, double drift_per_s)
 {
 	double start = vmc_monotonic_s(), last_t = start;
@@ -440,7 +442,7 @@ static double settle_free(struct memtest *m, double drift_per_s)
 		double rise = ((double)hm.free - (double)last) / (t - last_t);
 		last = hm.free;
 		last_t = t;
-		if (memtest_free_settled(rise, drift_per_s))
+		if (vmc_free_settled(rise, drift_per_s))
 			break;
 	}
 	return vmc_monotonic_s() - start;

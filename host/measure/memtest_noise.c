@@ -31,12 +31,6 @@ bool memtest_footprint_settled(struct memtest_footprint_settle *s, double t, uin
 	return (t - s->best_at >= 6 && t - s->start >= 4) || t - s->start >= max_s;
 }
 
-bool memtest_free_settled(double rise_per_s, double drift_per_s)
-{
-	double allowed = (drift_per_s > 0 ? drift_per_s : -drift_per_s) + 8.0 * VMC_MIB;
-	return rise_per_s <= allowed;
-}
-
 double memtest_control_drift(double free_before, double free_after, double vm_before,
 			     double vm_after)
 {

@@ -30,13 +30,6 @@ bool memtest_footprint_settled(struct memtest_footprint_settle *s, double t, uin
 			       double max_s);
 
 /*
- * Host free memory rises as the kernel frees the VM's pages after the stop. Settled once it
- * rises (bytes per second) no faster than the background drift measured before the stop, plus
- * 8 MiB/s, so a host whose memory keeps moving for other reasons does not stretch the window.
- */
-bool memtest_free_settled(double rise_per_s, double drift_per_s);
-
-/*
  * How much host free memory moved on its own in the control window: the change in free memory
  * minus what the VM itself returned meanwhile (free-page reporting is not someone else's).
  */

@@ -93,7 +93,7 @@ jq_check "doctor --json parses" '.instance == "t1"'
 failed=$(printf '%s' "$out" | jq .failed)
 doctor_status_ok() { if [ "$failed" -gt 0 ]; then [ "$status" -eq 1 ]; else [ "$status" -eq 0 ]; fi; }
 check "doctor: exit 1 exactly when a check fails (failed=$failed, exit $status)" doctor_status_ok
-jq_check "doctor: 4 host checks and the guest's checks" '(.host | length) == 4 and (.guest.checks | length) > 10'
+jq_check "doctor: 6 host checks (2 of them the forwarded sockets) and the guest's checks" '(.host | length) == 6 and (.guest.checks | length) > 10'
 jq_check "doctor: reporting works, so the vmType check is ok" '.host[] | select(.id == "vm-type") | .status == "ok"'
 json_of "env t1" vmcost env t1 --json
 jq_check "env: DOCKER_HOST and testcontainers" \

@@ -626,8 +626,8 @@ TEST(idle_with_nothing_running_stops_and_a_client_starts_it_again)
 	CHECK(WAIT_UNTIL(t_calls("stop") == 1, 15));
 	CHECK(WAIT_UNTIL(kill(vm, 0) != 0, 10)); /* limactl stop really stopped it */
 	CHECK(WAIT_UNTIL(t_log_has("stopped dev in"), 15));
-	CHECK(t_log_has("dev is idle: no client, no running container; it stops in 1.0 s"));
-	CHECK(t_log_has("stopping dev: no client and no running container for 1.0 s"));
+	CHECK(t_log_has("dev is idle: no client at work, no running container; it stops in 1.0 s"));
+	CHECK(t_log_has("stopping dev: no client at work and no running container for 1.0 s"));
 	CHECK(!t_dockerd_alive());
 	json_t *doc = NULL;
 	char err[512];
@@ -680,6 +680,138 @@ TEST(an_open_events_stream_keeps_it_up)
 	json_decref(doc);
 	close(fd);
 	CHECK(WAIT_UNTIL(t_calls("stop") == 1, 15));
+	t_daemon_stop();
+	t_teardown();
+}
+
+/* issue 22: an IDE's Docker view polls; before, every poll restarted the idle period. */
+TEST(polls_through_the_relay_do_not_keep_it_up)
+{
+	t_env();
+	t_vm_up();
+	t_daemon(1);
+	CHECK(WAIT_UNTIL(t_log_has("dev is idle"), 10));
+	double t0 = t_now();
+	char buf[1024];
+	while (t_calls("stop") == 0 && t_now() - t0 < 15) {
+		t_request("GET /v1.47/containers/json HTTP/1.1\r\nHost: d\r\n\r\n", buf, sizeof buf,
+			  5000);
+		usleep(300 * 1000);
+	}
+	CHECK_INT(t_calls("stop"), 1);
+	CHECK(t_now() - t0 < 5);
+	t_daemon_stop();
+	t_teardown();
+}
+
+TEST(a_kept_open_connection_without_work_does_not_keep_it_up)
+{
+	t_env();
+	t_vm_up();
+	t_daemon(1);
+	CHECK(WAIT_UNTIL(t_log_has("dev is idle"), 10));
+	int fd = t_connect(t_listen);
+	CHECK(fd >= 0);
+	CHECK(WAIT_UNTIL(t_calls("stop") == 1, 10));
+	/* Closed before the stop, as a server closes a connection kept alive between requests. */
+	char buf[64];
+	CHECK_INT(t_read_to_eof(fd, buf, sizeof buf, 5000), 0);
+	close(fd);
+	t_daemon_stop();
+	t_teardown();
+}
+
+/* ssh as Lima runs it: -O forward makes the host socket a relay to the guest's (socat). */
+static const char fake_ssh[] =
+    "#!/bin/sh\n"
+    "PATH=/usr/bin:/bin\n"
+    "S='%s'\n"
+    "echo \"$*\" >>\"$S/ssh-calls\"\n"
+    "case \"$*\" in\n"
+    "*'-O forward -L '*) spec=$(echo \"$*\" | sed 's/.*-L \\([^ ]*\\).*/\\1/')\n"
+    "  socat UNIX-LISTEN:\"${spec%%%%:*}\",fork UNIX-CONNECT:\"$S/guest-docker.sock\" "
+    "</dev/null >/dev/null 2>&1 &\n"
+    "  echo $! >\"$S/socat.pid\"; sleep 0.5 ;;\n"
+    "esac\n"
+    "exit 0\n";
+
+/* Lima's forward of docker.sock dies (the master was cancelled): the socket file stays, stale. */
+static void t_forward_dies(void)
+{
+	char guest[400];
+	snprintf(guest, sizeof guest, "%s/guest-docker.sock", t_state);
+	CHECK_INT(rename(t_docker, guest), 0); /* dockerd keeps listening, now "in the guest" */
+	struct sockaddr_un sa;
+	CHECK(t_sockaddr(t_docker, &sa));
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK_INT(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	close(fd); /* bound, never listened, not removed: refuses */
+}
+
+/* issue 22: autostop ran limactl start on a running instance whose forward had died. */
+TEST(a_dead_forward_is_healed_without_a_start)
+{
+	if (access("/usr/bin/socat", X_OK) != 0) {
+		SKIP("socat is missing (apt-get install socat)");
+	}
+	t_env();
+	char script[4096];
+	snprintf(script, sizeof script, fake_ssh, t_state);
+	t_write(script, "bin/ssh");
+	t_chmod("bin/ssh", 0755);
+	t_vm_up();
+	t_daemon(60);
+	char buf[1024];
+	CHECK(t_request(ping_request, buf, sizeof buf, 10000));
+	int starts = t_calls("start");
+	t_forward_dies();
+	double t0 = t_now();
+	CHECK(t_request(ping_request, buf, sizeof buf, 15000));
+	CHECK_CONTAINS(buf, "\r\n\r\nOK");
+	CHECK(t_now() - t0 < 10);
+	CHECK_INT(t_calls("start"), starts);
+	CHECK(t_log_has("docker.sock refused a client"));
+	CHECK(t_log_has("dev runs and docker.sock answers again (its forward was dead"));
+	char calls[400];
+	snprintf(calls, sizeof calls, "%s/ssh-calls", t_state);
+	char want[900];
+	snprintf(want, sizeof want, "-O forward -L %s:/var/run/docker.sock lima-dev", t_docker);
+	CHECK(t_file_has(calls, want));
+	/* Afterwards the forwarded socket answers directly. */
+	int fd = t_connect(t_docker);
+	CHECK(fd >= 0 && t_send(fd, ping_request, strlen(ping_request)));
+	CHECK(t_read_to_eof(fd, buf, sizeof buf, 5000) > 0);
+	CHECK_CONTAINS(buf, "OK");
+	close(fd);
+	t_daemon_stop();
+	char pidfile[400];
+	snprintf(pidfile, sizeof pidfile, "%s/socat.pid", t_state);
+	char *pid = t_slurp(pidfile);
+	if (pid && atoi(pid) > 0)
+		kill(atoi(pid), SIGTERM);
+	free(pid);
+	t_teardown();
+}
+
+/* issue 21: --freeze-after asks the agent to freeze the engine within the idle period. */
+TEST(freeze_after_asks_the_agent)
+{
+	t_env();
+	t_vm_up();
+	char agent[400];
+	snprintf(agent, sizeof agent, "%s/sock/vmcost-agent.sock", t_inst);
+	pid_t peer =
+	    t_fake_peer(agent,
+			"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+			"Content-Length: 17\r\nConnection: close\r\n\r\n{\"state\":\"frozen\"}",
+			1, false);
+	struct autostop_config cfg;
+	t_daemon_config(&cfg, 4, NULL);
+	cfg.freeze_after_s = 1;
+	t_daemon_pid = t_daemon_cfg(&cfg);
+	CHECK(WAIT_UNTIL(t_log_has("froze dev's Docker engine after 1.0 s idle"), 15));
+	CHECK(WAIT_UNTIL(t_calls("stop") == 1, 15)); /* and the stop still comes */
+	waitpid(peer, NULL, 0);
 	t_daemon_stop();
 	t_teardown();
 }
@@ -886,6 +1018,10 @@ int main(int argc, char **argv)
 	RUN(idle_with_nothing_running_stops_and_a_client_starts_it_again);
 	RUN(a_running_container_keeps_it_up);
 	RUN(an_open_events_stream_keeps_it_up);
+	RUN(polls_through_the_relay_do_not_keep_it_up);
+	RUN(a_kept_open_connection_without_work_does_not_keep_it_up);
+	RUN(a_dead_forward_is_healed_without_a_start);
+	RUN(freeze_after_asks_the_agent);
 	RUN(a_vm_killed_under_a_stream_gives_an_error_then_recovers);
 	RUN(a_failed_start_closes_held_clients_and_says_why);
 	RUN(garbage_half_requests_and_a_thousand_drops);

@@ -53,7 +53,7 @@ TEST(stops_after_a_whole_idle_period)
 	CHECK(has(act, AUTOSTOP_DO_LOG));
 	CHECK_INT(a.state, AUTOSTOP_STOPPING);
 	CHECK_STR(a.decision_kind, "stop");
-	CHECK_CONTAINS(a.decision, "no client and no running container for 20.0 s");
+	CHECK_CONTAINS(a.decision, "no client at work and no running container for 20.0 s");
 	CHECK_INT(a.stops, 1);
 }
 
@@ -105,16 +105,26 @@ TEST(a_running_container_keeps_it_up_and_restarts_the_period)
 	CHECK(has(act, AUTOSTOP_DO_STOP));
 }
 
-TEST(an_open_client_keeps_it_up)
+/* A connection's activity goes from was to is (what the relay reports). */
+static struct autostop_actions activity(struct autostop *a, double now, enum autostop_activity was,
+					enum autostop_activity is)
+{
+	return autostop_client_activity(a, now, was, is);
+}
+
+TEST(a_client_at_work_keeps_it_up)
 {
 	struct autostop a;
 	double now;
 	running_idle(&a, &now);
 	struct autostop_actions act;
 	CHECK(autostop_client_opened(&a, now + 1, &act));
+	CHECK_INT(act.todo, 0); /* a connection alone is no work */
+	act = activity(&a, now + 1, AUTOSTOP_QUIET, AUTOSTOP_WORKING); /* docker logs -f */
 	CHECK(has(act, AUTOSTOP_DO_DISARM_TIMER));
-	CHECK_INT(a.clients, 1);
-	/* A check that was already under way answers while the client is open. */
+	CHECK_INT(a.working, 1);
+	CHECK_DBL(autostop_idle_for(&a, now + 2), 0, 0.001);
+	/* A check that was already under way answers while the stream is open. */
 	struct autostop_check c = api_ok(0, "");
 	act = autostop_check_done(&a, now + IDLE + 1, &c);
 	CHECK(!has(act, AUTOSTOP_DO_STOP));
@@ -122,10 +132,12 @@ TEST(an_open_client_keeps_it_up)
 	act = autostop_timer_fired(&a, now + IDLE + 1);
 	CHECK(!has(act, AUTOSTOP_DO_CHECK));
 	/* Ten minutes later the stream ends: only now does a new period start. */
-	act = autostop_client_closed(&a, now + 600);
+	act = activity(&a, now + 600, AUTOSTOP_WORKING, AUTOSTOP_QUIET);
 	CHECK(!has(act, AUTOSTOP_DO_CHECK));
 	CHECK(has(act, AUTOSTOP_DO_ARM_TIMER));
 	CHECK_DBL(act.timer_s, AUTOSTOP_QUIET_S, 0.001);
+	act = autostop_client_closed(&a, now + 600);
+	CHECK_INT(act.todo, 0);
 	act = autostop_timer_fired(&a, now + 600 + AUTOSTOP_QUIET_S);
 	CHECK(has(act, AUTOSTOP_DO_CHECK));
 	act = autostop_check_done(&a, now + 600.1, &c);
@@ -141,15 +153,18 @@ TEST(a_burst_of_short_clients_asks_the_docker_api_once_after_it)
 	double now;
 	running_idle(&a, &now);
 	struct autostop_actions act;
-	/* The docker CLI: one connection per request, back to back. Each close arms the quiet
-	 * timer, each open disarms it; no check while the burst lasts. */
+	/* The docker CLI: one connection per request, back to back. Each request's end arms the
+	 * quiet timer, each new request disarms it; no check while the burst lasts. */
 	for (int i = 0; i < 100; i++) {
 		CHECK(autostop_client_opened(&a, now + i * 0.01, &act));
+		act = activity(&a, now + i * 0.01, AUTOSTOP_QUIET, AUTOSTOP_WORKING);
 		CHECK(has(act, AUTOSTOP_DO_DISARM_TIMER));
-		act = autostop_client_closed(&a, now + i * 0.01 + 0.005);
+		act = activity(&a, now + i * 0.01 + 0.004, AUTOSTOP_WORKING, AUTOSTOP_QUIET);
 		CHECK(!has(act, AUTOSTOP_DO_CHECK));
 		CHECK(has(act, AUTOSTOP_DO_ARM_TIMER));
 		CHECK_DBL(act.timer_s, AUTOSTOP_QUIET_S, 0.001);
+		act = autostop_client_closed(&a, now + i * 0.01 + 0.005);
+		CHECK_INT(act.todo, 0);
 	}
 	/* The quiet timer fires once: one check, and the idle period starts from it. */
 	act = autostop_timer_fired(&a, now + 2);
@@ -159,10 +174,200 @@ TEST(a_burst_of_short_clients_asks_the_docker_api_once_after_it)
 	CHECK(!has(act, AUTOSTOP_DO_STOP));
 	CHECK_STR(a.decision_kind, "idle");
 	CHECK_DBL(act.timer_s, IDLE, 0.001);
-	/* A client still open when the timer fires: no check. */
+	/* A client at work when the timer fires: no check. */
 	CHECK(autostop_client_opened(&a, now + 3, &act));
+	activity(&a, now + 3, AUTOSTOP_QUIET, AUTOSTOP_WORKING);
 	act = autostop_timer_fired(&a, now + 4);
 	CHECK(!has(act, AUTOSTOP_DO_CHECK));
+}
+
+/* issue 22: an IDE's Docker view or `watch docker ps` asks every 5 s; it must not keep the VM
+ * up. */
+TEST(polls_every_five_seconds_do_not_keep_it_up)
+{
+	struct autostop a;
+	double now;
+	running_idle(&a, &now);
+	struct autostop_check c = api_ok(0, "");
+	struct autostop_actions act;
+	double t = now;
+	bool stopped = false;
+	double next_check = now + IDLE;
+	while (t < now + 4 * IDLE && !stopped) {
+		t += 5;
+		CHECK(autostop_client_opened(&a, t, &act));
+		act = activity(&a, t, AUTOSTOP_QUIET, AUTOSTOP_POLLING);
+		CHECK(!has(act, AUTOSTOP_DO_DISARM_TIMER));
+		act = activity(&a, t + 0.01, AUTOSTOP_POLLING, AUTOSTOP_QUIET);
+		CHECK(!has(act, AUTOSTOP_DO_ARM_TIMER));
+		autostop_client_closed(&a, t + 0.02);
+		if (t >= next_check) {
+			act = autostop_timer_fired(&a, t + 0.5);
+			CHECK(has(act, AUTOSTOP_DO_CHECK));
+			act = autostop_check_done(&a, t + 0.6, &c);
+			stopped = has(act, AUTOSTOP_DO_STOP);
+			next_check = t + act.timer_s;
+		}
+	}
+	CHECK(stopped);
+	CHECK(t <= now + IDLE + 5);
+	CHECK_INT(a.state, AUTOSTOP_STOPPING);
+}
+
+TEST(a_poll_in_flight_delays_the_stop_without_restarting_the_period)
+{
+	struct autostop a;
+	double now;
+	running_idle(&a, &now);
+	struct autostop_check c = api_ok(0, "");
+	struct autostop_actions act;
+	autostop_client_opened(&a, now + IDLE - 0.1, &act);
+	activity(&a, now + IDLE - 0.1, AUTOSTOP_QUIET, AUTOSTOP_POLLING);
+	act = autostop_check_done(&a, now + IDLE, &c);
+	CHECK(!has(act, AUTOSTOP_DO_STOP));
+	CHECK(has(act, AUTOSTOP_DO_ARM_TIMER));
+	CHECK_DBL(act.timer_s, AUTOSTOP_QUIET_S, 0.001);
+	activity(&a, now + IDLE + 0.2, AUTOSTOP_POLLING, AUTOSTOP_QUIET);
+	/* The connection stays open, kept alive between requests: still no work. */
+	act = autostop_timer_fired(&a, now + IDLE + 1);
+	CHECK(has(act, AUTOSTOP_DO_CHECK));
+	act = autostop_check_done(&a, now + IDLE + 1.1, &c);
+	CHECK(has(act, AUTOSTOP_DO_STOP));
+	CHECK_INT(a.clients, 1);
+}
+
+TEST(work_after_polls_restarts_the_period)
+{
+	struct autostop a;
+	double now;
+	running_idle(&a, &now);
+	struct autostop_check c = api_ok(0, "");
+	struct autostop_actions act;
+	autostop_client_opened(&a, now + 5, &act);
+	activity(&a, now + 5, AUTOSTOP_QUIET, AUTOSTOP_POLLING);
+	/* The same kept-alive connection now creates a container. */
+	act = activity(&a, now + 6, AUTOSTOP_POLLING, AUTOSTOP_WORKING);
+	CHECK(has(act, AUTOSTOP_DO_DISARM_TIMER));
+	CHECK_INT(a.polling, 0);
+	CHECK_INT(a.working, 1);
+	act = activity(&a, now + 7, AUTOSTOP_WORKING, AUTOSTOP_QUIET);
+	CHECK(has(act, AUTOSTOP_DO_ARM_TIMER));
+	autostop_timer_fired(&a, now + 8);
+	act = autostop_check_done(&a, now + 8, &c);
+	CHECK(!has(act, AUTOSTOP_DO_STOP));
+	CHECK_DBL(act.timer_s, IDLE, 0.001);
+	act = autostop_check_done(&a, now + IDLE + 1, &c); /* the old period would be over */
+	CHECK(!has(act, AUTOSTOP_DO_STOP));
+	act = autostop_check_done(&a, now + 8 + IDLE, &c);
+	CHECK(has(act, AUTOSTOP_DO_STOP));
+}
+
+/* issue 21: deep idle before the stop, once per idle period. */
+TEST(freeze_after_freezes_once_then_stops_at_the_end)
+{
+	struct autostop a;
+	double now;
+	autostop_init(&a, "dev", IDLE, true, T0);
+	autostop_set_freeze_after(&a, 5);
+	struct autostop_check c = api_ok(0, "");
+	struct autostop_actions act = autostop_check_done(&a, T0 + 0.1, &c);
+	now = T0 + 0.1;
+	CHECK_STR(a.decision_kind, "idle");
+	CHECK(has(act, AUTOSTOP_DO_ARM_TIMER));
+	CHECK_DBL(act.timer_s, 5, 0.001); /* the freeze point first */
+	act = autostop_timer_fired(&a, now + 5);
+	CHECK(has(act, AUTOSTOP_DO_CHECK));
+	act = autostop_check_done(&a, now + 5, &c);
+	CHECK(has(act, AUTOSTOP_DO_FREEZE));
+	CHECK(!has(act, AUTOSTOP_DO_STOP));
+	CHECK_DBL(act.timer_s, IDLE - 5, 0.001); /* then the period's end */
+	act = autostop_freeze_done(&a, now + 6, true, "");
+	CHECK(has(act, AUTOSTOP_DO_LOG));
+	CHECK_CONTAINS(a.decision, "froze dev's Docker engine after 5.0 s idle");
+	CHECK_INT(a.freezes, 1);
+	/* A check in between does not freeze again. */
+	act = autostop_check_done(&a, now + 8, &c);
+	CHECK(!has(act, AUTOSTOP_DO_FREEZE));
+	act = autostop_check_done(&a, now + IDLE, &c);
+	CHECK(has(act, AUTOSTOP_DO_STOP));
+	CHECK(!has(act, AUTOSTOP_DO_FREEZE));
+}
+
+TEST(work_thaws_and_the_next_period_freezes_again)
+{
+	struct autostop a;
+	autostop_init(&a, "dev", IDLE, true, T0);
+	autostop_set_freeze_after(&a, 5);
+	struct autostop_check c = api_ok(0, "");
+	autostop_check_done(&a, T0, &c);
+	struct autostop_actions act = autostop_check_done(&a, T0 + 5, &c);
+	CHECK(has(act, AUTOSTOP_DO_FREEZE));
+	autostop_freeze_done(&a, T0 + 5.5, true, "");
+	autostop_client_opened(&a, T0 + 7, &act);
+	autostop_client_activity(&a, T0 + 7, AUTOSTOP_QUIET, AUTOSTOP_WORKING);
+	CHECK(!a.frozen);
+	autostop_client_activity(&a, T0 + 8, AUTOSTOP_WORKING, AUTOSTOP_QUIET);
+	autostop_check_done(&a, T0 + 9, &c); /* a new period */
+	act = autostop_check_done(&a, T0 + 14, &c);
+	CHECK(has(act, AUTOSTOP_DO_FREEZE));
+	CHECK_INT(a.freezes, 2);
+}
+
+TEST(a_refused_freeze_is_logged_and_not_retried_in_the_period)
+{
+	struct autostop a;
+	autostop_init(&a, "dev", IDLE, true, T0);
+	autostop_set_freeze_after(&a, 5);
+	struct autostop_check c = api_ok(0, "");
+	autostop_check_done(&a, T0, &c);
+	autostop_check_done(&a, T0 + 5, &c);
+	struct autostop_actions act =
+	    autostop_freeze_done(&a, T0 + 5.5, false, "processes that are not the engine's run");
+	CHECK_CONTAINS(a.decision,
+		       "refused to freeze it (processes that are not the engine's run)");
+	act = autostop_check_done(&a, T0 + 7, &c);
+	CHECK(!has(act, AUTOSTOP_DO_FREEZE));
+	/* Longer than the idle period: never. */
+	autostop_set_freeze_after(&a, IDLE + 1);
+	CHECK_DBL(a.freeze_after, 0, 0.001);
+}
+
+TEST(requests_are_told_apart)
+{
+	CHECK_INT(autostop_request_kind("GET", "/_ping", false), AUTOSTOP_REQ_POLL);
+	CHECK_INT(autostop_request_kind("HEAD", "/_ping", false), AUTOSTOP_REQ_POLL);
+	CHECK_INT(autostop_request_kind("GET", "/v1.47/containers/json?all=1", false),
+		  AUTOSTOP_REQ_POLL);
+	CHECK_INT(autostop_request_kind("GET", "/v1.41/version", false), AUTOSTOP_REQ_POLL);
+	CHECK_INT(autostop_request_kind("GET", "/info", false), AUTOSTOP_REQ_POLL);
+	CHECK_INT(autostop_request_kind("GET", "/images/json", false), AUTOSTOP_REQ_POLL);
+	CHECK_INT(autostop_request_kind("GET", "/v1.47/volumes", false), AUTOSTOP_REQ_POLL);
+	CHECK_INT(autostop_request_kind("GET", "/networks?filters=%7B%7D", false),
+		  AUTOSTOP_REQ_POLL);
+	CHECK_INT(autostop_request_kind("GET", "/system/df", false), AUTOSTOP_REQ_POLL);
+	CHECK_INT(autostop_request_kind("HEAD", "/v1.47/containers/abc/archive?path=/", false),
+		  AUTOSTOP_REQ_POLL);
+	/* Work: anything else, streams included. */
+	CHECK_INT(autostop_request_kind("POST", "/containers/create", false), AUTOSTOP_REQ_WORK);
+	CHECK_INT(autostop_request_kind("POST", "/_ping", false), AUTOSTOP_REQ_WORK);
+	CHECK_INT(autostop_request_kind("GET", "/containers/abc/json", false), AUTOSTOP_REQ_WORK);
+	CHECK_INT(autostop_request_kind("GET", "/containers/abc/logs?follow=1", false),
+		  AUTOSTOP_REQ_WORK);
+	CHECK_INT(autostop_request_kind("GET", "/events", false), AUTOSTOP_REQ_WORK);
+	CHECK_INT(autostop_request_kind("GET", "/volumes/x", false), AUTOSTOP_REQ_WORK);
+	CHECK_INT(autostop_request_kind("GET", "/_pingx", false), AUTOSTOP_REQ_WORK);
+	CHECK_INT(autostop_request_kind("GET", "/vx/_ping", false), AUTOSTOP_REQ_WORK);
+	CHECK_INT(autostop_request_kind("GET", "/v1.47", false), AUTOSTOP_REQ_WORK);
+	/* Hijacks: raw after the request. */
+	CHECK_INT(autostop_request_kind("POST", "/v1.47/containers/abc/attach?stream=1", false),
+		  AUTOSTOP_REQ_HIJACK);
+	CHECK_INT(autostop_request_kind("POST", "/exec/abc/start", false), AUTOSTOP_REQ_HIJACK);
+	CHECK_INT(autostop_request_kind("POST", "/session", false), AUTOSTOP_REQ_HIJACK);
+	CHECK_INT(autostop_request_kind("POST", "/v1.47/grpc", false), AUTOSTOP_REQ_HIJACK);
+	CHECK_INT(autostop_request_kind("GET", "/_ping", true), AUTOSTOP_REQ_HIJACK);
+	CHECK_INT(autostop_request_kind("POST", "/exec/abc/resize", false), AUTOSTOP_REQ_WORK);
+	CHECK_INT(autostop_request_kind("POST", "/containers/a/b/attach", false),
+		  AUTOSTOP_REQ_WORK);
 }
 
 TEST(never_stops_what_it_did_not_see_healthy)
@@ -246,10 +451,11 @@ TEST(ten_clients_share_one_start)
 	CHECK_CONTAINS(a.decision, "relaying 11 held clients");
 	/* Docker answers but limactl start still runs: new clients go straight through. */
 	CHECK(autostop_client_opened(&a, T0 + 14, &act));
+	activity(&a, T0 + 14, AUTOSTOP_QUIET, AUTOSTOP_WORKING);
 	act = autostop_start_exited(&a, T0 + 20, 0, "READY", 0);
 	CHECK_INT(a.state, AUTOSTOP_RUNNING);
 	CHECK(has(act, AUTOSTOP_DO_END_START));
-	CHECK(!has(act, AUTOSTOP_DO_CHECK)); /* clients are open */
+	CHECK(!has(act, AUTOSTOP_DO_CHECK)); /* a client is at work */
 	CHECK_INT(a.starts, 1);
 }
 
@@ -332,8 +538,60 @@ TEST(the_vm_went_away_behind_its_back)
 	struct autostop_actions act;
 	CHECK(autostop_client_opened(&a, now + 1, &act));
 	act = autostop_upstream_refused(&a, now + 1, "connection refused");
+	/* Lima is asked first: a dead forward looks the same from here. */
+	CHECK(has(act, AUTOSTOP_DO_HEAL));
+	CHECK(!has(act, AUTOSTOP_DO_START));
+	CHECK_INT(a.state, AUTOSTOP_HEALING);
+	act = autostop_heal_done(&a, now + 2, AUTOSTOP_NOT_RUNNING, "", 1);
 	CHECK(has(act, AUTOSTOP_DO_START));
+	CHECK_CONTAINS(a.decision, "connection refused");
 	CHECK_CONTAINS(a.decision, "went away behind autostop's back");
+}
+
+/* issue 22: Lima's docker.sock forward died while the VM runs; limactl start would not help. */
+TEST(a_dead_forward_is_healed_not_started)
+{
+	struct autostop a;
+	double now;
+	running_idle(&a, &now);
+	struct autostop_actions act;
+	CHECK(autostop_client_opened(&a, now + 1, &act));
+	act = autostop_upstream_refused(&a, now + 1, "connection refused");
+	CHECK(has(act, AUTOSTOP_DO_HEAL));
+	CHECK(has(act, AUTOSTOP_DO_DISARM_TIMER));
+	/* More clients and refusals meanwhile are held, and cause nothing more. */
+	CHECK(!autostop_client_opened(&a, now + 1.5, &act));
+	act = autostop_upstream_refused(&a, now + 1.5, "connection refused");
+	CHECK_INT(act.todo, 0);
+	act = autostop_heal_done(&a, now + 2, AUTOSTOP_HEALED, "its forward was dead", 2);
+	CHECK(has(act, AUTOSTOP_DO_CONNECT_HELD));
+	CHECK(has(act, AUTOSTOP_DO_CHECK));
+	CHECK(!has(act, AUTOSTOP_DO_START));
+	CHECK_INT(a.state, AUTOSTOP_CHECKING);
+	CHECK_INT(a.starts, 0);
+	CHECK_INT(a.heals, 1);
+	CHECK_STR(a.decision_kind, "healed");
+	CHECK_CONTAINS(a.decision, "relaying 2 held clients");
+}
+
+TEST(a_forward_that_cannot_be_healed_closes_the_held_clients)
+{
+	struct autostop a;
+	double now;
+	running_idle(&a, &now);
+	struct autostop_actions act;
+	autostop_client_opened(&a, now + 1, &act);
+	autostop_upstream_refused(&a, now + 1, "connection refused");
+	act = autostop_heal_done(&a, now + 20, AUTOSTOP_HEAL_FAILED,
+				 "ssh (Lima's SSH master): Permission denied", 1);
+	CHECK(has(act, AUTOSTOP_DO_CLOSE_HELD));
+	CHECK(!has(act, AUTOSTOP_DO_START));
+	CHECK_INT(a.state, AUTOSTOP_UNHEALTHY);
+	CHECK_CONTAINS(a.decision, "Permission denied");
+	CHECK_CONTAINS(a.decision, "vmcost doctor dev");
+	/* A stale answer after the state moved on changes nothing. */
+	act = autostop_heal_done(&a, now + 21, AUTOSTOP_HEALED, "", 0);
+	CHECK_INT(act.todo, 0);
 }
 
 TEST(started_by_hand_is_learned_again)
@@ -342,13 +600,14 @@ TEST(started_by_hand_is_learned_again)
 	autostop_init(&a, "dev", IDLE, false, T0);
 	struct autostop_actions act;
 	CHECK(autostop_client_opened(&a, T0 + 1, &act));
+	activity(&a, T0 + 1, AUTOSTOP_QUIET, AUTOSTOP_WORKING);
 	act = autostop_upstream_connected(&a, T0 + 1);
 	CHECK(has(act, AUTOSTOP_DO_CHECK));
 	CHECK_INT(a.state, AUTOSTOP_CHECKING);
 	struct autostop_check c = api_ok(0, "");
 	act = autostop_check_done(&a, T0 + 1.1, &c);
 	CHECK_INT(a.state, AUTOSTOP_RUNNING);
-	CHECK(!has(act, AUTOSTOP_DO_ARM_TIMER)); /* the client is still open */
+	CHECK(!has(act, AUTOSTOP_DO_ARM_TIMER)); /* the client is still at work */
 }
 
 TEST(a_stop_reports_the_ram_it_gave_back)
@@ -359,13 +618,23 @@ TEST(a_stop_reports_the_ram_it_gave_back)
 	struct autostop_check c = api_ok(0, "");
 	autostop_check_done(&a, now + IDLE, &c);
 	CHECK_INT(a.state, AUTOSTOP_STOPPING);
+	uint64_t before = (uint64_t)4 << 30;
+	autostop_stop_began(&a, before);
 	struct autostop_actions act = autostop_stop_exited(&a, now + IDLE + 4, 0, "", 4.2);
 	CHECK(has(act, AUTOSTOP_DO_SETTLE));
 	CHECK_INT(a.state, AUTOSTOP_STOPPING);
-	act = autostop_stop_settled(&a, now + IDLE + 6, (int64_t)1536 << 20);
+	/* The kernel still frees the VM's pages: 1 GiB at exit, 512 MiB more in the next second. */
+	act = autostop_free_sampled(&a, now + IDLE + 4, before + ((uint64_t)1 << 30));
+	CHECK(!has(act, AUTOSTOP_DO_END_SETTLE));
+	act = autostop_free_sampled(&a, now + IDLE + 5, before + ((uint64_t)1536 << 20));
+	CHECK(!has(act, AUTOSTOP_DO_END_SETTLE));
+	CHECK_INT(a.state, AUTOSTOP_STOPPING);
+	/* 4 MiB in a second is below the shared rule's 8 MiB/s: settled. */
+	act = autostop_free_sampled(&a, now + IDLE + 6, before + ((uint64_t)1540 << 20));
+	CHECK(has(act, AUTOSTOP_DO_END_SETTLE));
 	CHECK_INT(a.state, AUTOSTOP_STOPPED);
 	CHECK(a.has_last_freed);
-	CHECK_INT(a.last_freed, (int64_t)1536 << 20);
+	CHECK_INT(a.last_freed, (int64_t)1540 << 20);
 	CHECK_CONTAINS(a.decision, "stopped dev in 4.2 s: host free memory +1.50 GiB");
 	CHECK_STR(autostop_state_name(a.state), "stopped by autostop");
 }
@@ -379,11 +648,36 @@ TEST(a_client_during_the_stop_starts_it_again)
 	autostop_check_done(&a, now + IDLE, &c);
 	struct autostop_actions act;
 	CHECK(!autostop_client_opened(&a, now + IDLE + 1, &act)); /* held */
+	autostop_stop_began(&a, (uint64_t)1 << 30);
 	act = autostop_stop_exited(&a, now + IDLE + 4, 0, "", 3);
-	act = autostop_stop_settled(&a, now + IDLE + 5, 100 << 20);
+	/* Free memory still rises, but a client waits: no more samples. */
+	act = autostop_free_sampled(&a, now + IDLE + 4, ((uint64_t)1 << 30) + (100 << 20));
+	CHECK(has(act, AUTOSTOP_DO_END_SETTLE));
 	CHECK(has(act, AUTOSTOP_DO_START));
 	CHECK_INT(a.state, AUTOSTOP_STARTING);
 	CHECK_CONTAINS(a.decision, "1 client arrived meanwhile");
+}
+
+TEST(settling_ends_after_the_last_sample)
+{
+	struct autostop a;
+	double now;
+	running_idle(&a, &now);
+	struct autostop_check c = api_ok(0, "");
+	autostop_check_done(&a, now + IDLE, &c);
+	autostop_stop_began(&a, 0); /* host free memory could not be read */
+	autostop_stop_exited(&a, now + IDLE + 1, 0, "", 1);
+	struct autostop_actions act = {0};
+	uint64_t free_now = (uint64_t)1 << 30;
+	unsigned n = 0;
+	while (!has(act, AUTOSTOP_DO_END_SETTLE) && n < 100) {
+		free_now += 100 << 20; /* a host whose free memory keeps rising fast */
+		act = autostop_free_sampled(&a, now + IDLE + 1 + n, free_now);
+		n++;
+	}
+	CHECK_INT(n, AUTOSTOP_SETTLE_MAX_SAMPLES);
+	CHECK_INT(a.state, AUTOSTOP_STOPPED);
+	CHECK_INT(a.last_freed, 0); /* nothing to compare with */
 }
 
 TEST(a_failed_stop_checks_again)
@@ -419,8 +713,15 @@ int main(void)
 	RUN(stops_after_a_whole_idle_period);
 	RUN(an_early_check_rearms_for_the_rest_of_the_period);
 	RUN(a_running_container_keeps_it_up_and_restarts_the_period);
-	RUN(an_open_client_keeps_it_up);
+	RUN(a_client_at_work_keeps_it_up);
 	RUN(a_burst_of_short_clients_asks_the_docker_api_once_after_it);
+	RUN(polls_every_five_seconds_do_not_keep_it_up);
+	RUN(a_poll_in_flight_delays_the_stop_without_restarting_the_period);
+	RUN(work_after_polls_restarts_the_period);
+	RUN(requests_are_told_apart);
+	RUN(freeze_after_freezes_once_then_stops_at_the_end);
+	RUN(work_thaws_and_the_next_period_freezes_again);
+	RUN(a_refused_freeze_is_logged_and_not_retried_in_the_period);
 	RUN(never_stops_what_it_did_not_see_healthy);
 	RUN(a_vm_stopped_by_hand_is_waited_for_not_stopped);
 	RUN(init_with_a_stopped_instance_waits_for_a_client);
@@ -431,9 +732,12 @@ int main(void)
 	RUN(a_start_that_never_answers_times_out);
 	RUN(limactl_missing_is_a_failed_start);
 	RUN(the_vm_went_away_behind_its_back);
+	RUN(a_dead_forward_is_healed_not_started);
+	RUN(a_forward_that_cannot_be_healed_closes_the_held_clients);
 	RUN(started_by_hand_is_learned_again);
 	RUN(a_stop_reports_the_ram_it_gave_back);
 	RUN(a_client_during_the_stop_starts_it_again);
+	RUN(settling_ends_after_the_last_sample);
 	RUN(a_failed_stop_checks_again);
 	RUN(container_list_parsing);
 	return check_done();

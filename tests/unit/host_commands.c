@@ -16,6 +16,8 @@
 #include "procfs.h"
 
 #include <jansson.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 typedef int (*command_fn)(int, char **);
 
@@ -232,7 +234,7 @@ TEST(agent_unreachable_is_5)
 	json_t *j = stdout_json();
 	CHECK(j != NULL);
 	CHECK(json_is_null(json_object_get(j, "guest")));
-	CHECK(json_array_size(json_object_get(j, "host")) == 4);
+	CHECK(json_array_size(json_object_get(j, "host")) == 6); /* 4, and the two forwards */
 	json_decref(j);
 	transcript_check("vmcost-agent-unreachable");
 }
@@ -528,6 +530,32 @@ TEST(another_users_vm_is_7)
 	CHECK_INT(run(cmd_footprint, "footprint", "priv", NULL), VMC_EXIT_STOPPED);
 }
 
+/* issue 22: a dead docker.sock forward made doctor exit 0. */
+TEST(doctor_names_a_dead_forward_and_how_to_heal_it)
+{
+	char sock[4200];
+	snprintf(sock, sizeof sock, "%s/lima/run/sock", t_root);
+	mkdir(sock, 0755);
+	snprintf(sock, sizeof sock, "%s/lima/run/sock/docker.sock", t_root);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	CHECK(strlen(sock) < sizeof sa.sun_path);
+	memcpy(sa.sun_path, sock, strlen(sock) + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK_INT(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	close(fd); /* a stale socket file, as a cancelled forward leaves */
+	CHECK(run(cmd_doctor, "doctor", "run", NULL) != VMC_EXIT_OK);
+	CHECK_CONTAINS(t_out, "fail  Host socket docker.sock: dead: ");
+	CHECK_CONTAINS(t_out, "a stale socket file");
+	char fix[9000];
+	snprintf(fix, sizeof fix,
+		 "fix: rm -f %s && ssh -F %s/lima/run/ssh.config -O forward -L "
+		 "%s:/var/run/docker.sock lima-run (or vmcost doctor run --heal)",
+		 sock, t_root, sock);
+	CHECK(strstr(t_out, fix) != NULL);
+	CHECK_CONTAINS(t_out, "n/a   Host socket vmcost-agent.sock: not forwarded");
+	unlink(sock);
+}
+
 int main(void)
 {
 	t_setup("host-cmd");
@@ -539,6 +567,7 @@ int main(void)
 	RUN(malformed_lima_yaml_is_8);
 	RUN(agent_unreachable_is_5);
 	RUN(missing_guest_fields_print_as_placeholders);
+	RUN(doctor_names_a_dead_forward_and_how_to_heal_it);
 	RUN(helper_problems_are_6_and_unsupported_is_9);
 	RUN(balloon_says_why_on_vz_and_krunkit);
 	RUN(measurements_of_a_live_process);

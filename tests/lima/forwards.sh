@@ -1,0 +1,65 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Lima's forwarded host sockets on real Lima 2.2.0 (issue 22, forwards that heal): Lima forwards
+# docker.sock and vmcost-agent.sock once over its SSH master and never again. With docker.sock's
+# forward cancelled, vmcost doctor fails naming it and printing the command that heals it; a
+# /_ping through vmcost autostop is answered within 10 s by re-creating the forward, with no
+# limactl start; afterwards the forwarded docker.sock answers directly. With the SSH master
+# killed (both forwards die with it), vmcost doctor --heal brings both back.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+lima_init
+lima_up any
+dir=$(lima_dir)
+docker_sock=$dir/sock/docker.sock
+relay=$dir/sock/docker-autostop.sock
+log=$LIMA_TEST_STAGE/forwards-autostop.log
+host=lima-$LIMA_INSTANCE
+ssh_lima() { as_lima ssh -F "$dir/ssh.config" "$@"; }
+ping_direct() { as_lima curl -s -m 5 --unix-socket "$docker_sock" http://localhost/_ping; }
+
+check "docker.sock answers before anything is done" test "$(ping_direct)" = OK
+out=$(lima_vmcost doctor "$LIMA_INSTANCE" 2>&1)
+echo "$out" | grep "Host socket" | sed 's/^/  /'
+check "doctor: both host sockets answer" sh -c \
+	"echo '$out' | grep -q '^ok    Host socket docker.sock' && echo '$out' | grep -q '^ok    Host socket vmcost-agent.sock'"
+
+# ---- docker.sock's forward cancelled, as after host sleep ---------------------------------------
+ssh_lima -O cancel -L "$docker_sock:/var/run/docker.sock" "$host" 2>/dev/null
+check "the forward is cancelled: docker.sock no longer answers" test "$(ping_direct)" != OK
+out=$(lima_vmcost doctor "$LIMA_INSTANCE" 2>&1)
+rc=$?
+echo "$out" | grep -A2 "Host socket docker.sock" | sed 's/^/  /'
+check "doctor exits non-zero ($rc)" test "$rc" != 0
+check "doctor names docker.sock and gives the command that heals it" sh -c \
+	"echo '$out' | grep -q '^fail  Host socket docker.sock: dead' && echo '$out' | grep -qF 'fix: rm -f $docker_sock && ssh -F $dir/ssh.config -O forward -L $docker_sock:/var/run/docker.sock $host'"
+
+as_lima vmcost autostop "$LIMA_INSTANCE" --idle 1h >"$log" 2>&1 &
+daemon_pid() { lima_vmcost autostop "$LIMA_INSTANCE" --status --json 2>/dev/null | jq -r .pid; }
+listening() { [ -S "$relay" ] && [ -n "$(daemon_pid)" ]; }
+check "vmcost autostop listens" lima_wait 60 listening
+pid=$(daemon_pid)
+trap 'kill -TERM "$pid" 2>/dev/null; lima_cleanup' EXIT
+t0=$(date +%s)
+answer=$(as_lima curl -s -m 30 --unix-socket "$relay" http://localhost/_ping)
+took=$(($(date +%s) - t0))
+check "a /_ping through autostop is answered (\"$answer\") within 10 s ($took s)" \
+	sh -c "[ '$answer' = OK ] && [ $took -le 10 ]"
+check "no limactl start ran" sh -c "! grep -q 'limactl start' '$log'"
+grep -v "^vmcost: warning" "$log" | cut -d' ' -f2- | sed 's/^/  /'
+check "afterwards the forwarded docker.sock answers directly" test "$(ping_direct)" = OK
+kill -TERM "$pid" 2>/dev/null
+
+# ---- the SSH master killed: both forwards die with it ------------------------------------------
+ssh_lima -O exit "$host" 2>/dev/null
+sleep 1
+out=$(lima_vmcost doctor "$LIMA_INSTANCE" 2>&1)
+rc=$?
+check "doctor fails with the master gone ($rc)" test "$rc" != 0
+out=$(lima_vmcost doctor "$LIMA_INSTANCE" --heal 2>&1)
+rc=$?
+echo "$out" | grep "Host socket" | sed 's/^/  /'
+check "doctor --heal brings both back (exit $rc)" sh -c \
+	"[ $rc = 0 ] && echo '$out' | grep -q 'Host socket docker.sock: was dead' && echo '$out' | grep -q 'Host socket vmcost-agent.sock: was dead'"
+check "docker.sock answers directly again" test "$(ping_direct)" = OK
+summary
