@@ -15,8 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define AUTOSTOP_SOCKET_NAME	    "docker-autostop.sock"
-#define AUTOSTOP_STATUS_SOCKET_NAME "autostop-status.sock"
+#define AUTOSTOP_SOCKET_NAME "docker-autostop.sock"
 /* limactl's own output goes here, in the instance directory, one run at a time. */
 #define AUTOSTOP_LIMACTL_LOG "autostop-limactl.log"
 

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "autostop/status.h"
 
-#include "autostop/daemon.h"
 #include "autostop/sockfile.h"
 #include "clock.h"
 #include "jsonutil.h"

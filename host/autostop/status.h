@@ -15,6 +15,9 @@
 #include <stdio.h>
 #include <uv.h>
 
+/* The status socket, beside the relay's in the instance's sock/ directory. */
+#define AUTOSTOP_STATUS_SOCKET_NAME "autostop-status.sock"
+
 /* Milliseconds to wait for the document: the daemon answers from memory at once. */
 #define AUTOSTOP_STATUS_TIMEOUT_MS 2000
 
