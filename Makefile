@@ -235,9 +235,23 @@ UNIT_DIR := $(B)/asan/tests
 # The suites are single files that include header-only helpers (check.h, golden.h ...).
 UNIT_HEADERS := $(wildcard tests/unit/*.h)
 
+# The template suites (lib_template*) link the Lima template linter, tests/tools/template_lint.c.
+TEMPLATE_LINT_OBJ := $(B)/asan/tests/tools/template_lint.o
+$(UNIT_DIR)/lib_template_lint $(UNIT_DIR)/lib_templates: $(TEMPLATE_LINT_OBJ) \
+	tests/tools/template_lint.h
 $(UNIT_DIR)/lib_%: tests/unit/lib_%.c $(UNIT_HEADERS) $(B)/asan/libvmcost.a
 	@mkdir -p $(@D)
-	$(call say,LD-SAN,$@)$(CC) $(CFLAGS_ASAN) $(call side_inc,$<) -Itests/unit -o $@ $< $(B)/asan/libvmcost.a $(HOST_LIBS) $(LDFLAGS_ASAN)
+	$(call say,LD-SAN,$@)$(CC) $(CFLAGS_ASAN) $(call side_inc,$<) -Itests/unit -Itests/tools -o $@ $< \
+		$(filter %.o,$^) $(B)/asan/libvmcost.a $(HOST_LIBS) $(LDFLAGS_ASAN)
+
+# The Lima template linter as a command, for templates outside the suites:
+# build/tools/lima-template-lint [--fragment] FILE...
+TEMPLATE_LINT_BIN := $(B)/tools/lima-template-lint
+$(TEMPLATE_LINT_BIN): tests/tools/lima-template-lint.c tests/tools/template_lint.c \
+		tests/tools/template_lint.h $(B)/rel/libvmcost.a
+	@mkdir -p $(@D)
+	$(call say,LD,$@)$(CC) $(CFLAGS_REL) -Werror -Itests/tools -o $@ $(filter %.c,$^) \
+		$(B)/rel/libvmcost.a $(HOST_LIBS)
 
 $(UNIT_DIR)/host_%: tests/unit/host_%.c $(UNIT_HEADERS) $(B)/asan/libvmcost-host.a \
 		$(B)/asan/libvmcost.a
@@ -283,7 +297,7 @@ lint: $(MAN_PAGES)
 # Shell test suites that need no VM (provision scripts in a fake root, CLI exit codes...). The
 # suites that need the real Lima, even without a VM (tests/lima/validate.sh, fragment_bases.sh),
 # run in make lima-check: make check gives the same answer with or without `make lima`.
-script-tests: $(ALL_BINS)
+script-tests: $(ALL_BINS) $(TEMPLATE_LINT_BIN)
 	@rc=0; for t in tests/sh/*.sh; do \
 		[ -x "$$t" ] || continue; \
 		$(RUN_SUITE) "sh/$$(basename $$t .sh)" $$t || rc=1; done; exit $$rc

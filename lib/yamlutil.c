@@ -32,24 +32,6 @@ int vmc_yaml_load(struct vmc_yaml *y, const char *buf, size_t len, char *err, si
 	return 0;
 }
 
-int vmc_yaml_load_file(struct vmc_yaml *y, const char *path, char *err, size_t errsize)
-{
-	char *buf;
-	size_t len;
-	memset(y, 0, sizeof *y);
-	/* Lima caps templates at 4 MiB; a bigger file is not a config we should trust. */
-	if (vmc_read_file(path, 4u << 20, &buf, &len) < 0) {
-		if (errno == EFBIG)
-			textf(err, errsize, "cannot read: larger than 4 MiB");
-		else
-			errorf(err, errsize, "cannot read:");
-		return -1;
-	}
-	int rc = vmc_yaml_load(y, buf, len, err, errsize);
-	free(buf);
-	return rc;
-}
-
 void vmc_yaml_free(struct vmc_yaml *y)
 {
 	if (y->loaded)

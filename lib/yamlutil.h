@@ -19,7 +19,6 @@ struct vmc_yaml {
 
 /* Loads the first document. On failure returns -1 and writes "line L, column C: problem". */
 int vmc_yaml_load(struct vmc_yaml *y, const char *buf, size_t len, char *err, size_t errsize);
-int vmc_yaml_load_file(struct vmc_yaml *y, const char *path, char *err, size_t errsize);
 void vmc_yaml_free(struct vmc_yaml *y);
 
 /* NULL for an empty document. */

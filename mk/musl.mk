@@ -17,8 +17,9 @@ MUSL_CFLAGS := -O2 -g $(STD) $(WARN) $(WERROR) -Ilib -I$(MUSL_DEPS)/include -DVM
 MUSL_LIBS := -L$(MUSL_DEPS)/lib -lmicrohttpd -lyaml -ljansson -lm -lpthread
 MUSL_UNIT_DIR := $(B)/musl/tests
 # lib_templates checks templates/ and builds the agent with the host's cc through a provision
-# script: nothing of it runs on musl, and it is the slowest suite, so it runs once (make unit).
-MUSL_UNIT := $(filter-out lib_templates,$(UNIT_LIB)) $(UNIT_AGENT)
+# script: nothing of it runs on musl, and it is the slowest suite, so it runs once (make unit);
+# lib_template_lint tests the template linter, a test tool, not code musl ever builds.
+MUSL_UNIT := $(filter-out lib_templates lib_template_lint,$(UNIT_LIB)) $(UNIT_AGENT)
 
 # Two stamps so that the agent alone (make lab, make demo) never waits for curl.
 $(MUSL_DEPS)/agent.ready: $(STATIC_DEPS_INPUTS)

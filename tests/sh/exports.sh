@@ -21,7 +21,7 @@ SEAMS='vmc_fs_set_root lib/procfs.c: the root of every /proc and /sys reader, a 
 vmproc_set_ops host/clients/vmproc.c: the vz helper lookup, faked in tests (no macOS here)
 agent_state_set_io guest-agent/state.c: the reads and writes of a trim pass, a fake /proc and /sys in tests'
 # Programs of the repository besides vmcost and its agent that use lib/: their calls count.
-TOOLS='tests/unit/lib_templates.c'
+TOOLS='tests/tools/template_lint.c'
 
 if [ "$(uname -s)" != Linux ]; then
 	skip "the export check reads GNU nm output and needs the agent, which builds on Linux only"

@@ -59,22 +59,10 @@ TEST(empty_document_has_no_root)
 	vmc_yaml_free(&y);
 }
 
-/* The reason survives: a user who passed a directory reads "Is a directory", not "read error". */
-TEST(file_errors_keep_their_reason)
-{
-	struct vmc_yaml y;
-	char err[128];
-	CHECK_INT(vmc_yaml_load_file(&y, "/nonexistent/lima.yaml", err, sizeof err), -1);
-	CHECK_STR(err, "cannot read: No such file or directory");
-	CHECK_INT(vmc_yaml_load_file(&y, "/", err, sizeof err), -1);
-	CHECK_STR(err, "cannot read: Is a directory");
-}
-
 int main(void)
 {
 	RUN(map_lookup_with_lines);
 	RUN(syntax_error_names_the_line);
 	RUN(empty_document_has_no_root);
-	RUN(file_errors_keep_their_reason);
 	return check_done();
 }
