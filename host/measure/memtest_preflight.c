@@ -100,6 +100,11 @@ static uint64_t vm_memory(const struct preflight_request *req)
 static bool guest_missing(const struct guest_facts *g, const struct guest_dir *d, const char *path,
 			  struct preflight_verdict *v)
 {
+	if (g && g->not_asked) {
+		verdict(v, PF_SKIP, 0,
+			"not checked: the run is refused already, so the guest was not asked");
+		return true;
+	}
 	if (!g || !g->ok) {
 		verdict(v, PF_FAIL, g ? g->exit_code : VMC_EXIT_FAILURE,
 			"cannot look at %s in the guest: %s", path,
@@ -396,6 +401,11 @@ void preflight_check_pgbench(const struct preflight_request *req, const struct d
 		verdict(v, PF_FAIL, VMC_EXIT_DOCKER, "Docker was not asked");
 		return;
 	}
+	if (d->not_asked) {
+		verdict(v, PF_SKIP, 0,
+			"not checked: the run is refused already, so Docker was not asked");
+		return;
+	}
 	if (!d->socket_exists) {
 		verdict(
 		    v, PF_FAIL, VMC_EXIT_DOCKER,
@@ -640,37 +650,13 @@ void preflight_judge(const struct preflight_request *req, const struct guest_fac
 		}
 }
 
-static void not_asked(struct preflight_verdict *v, const char *who)
-{
-	verdict(v, PF_SKIP, 0,
-		"not checked: the host refuses the run already (below), so %s was not asked", who);
-}
-
 void preflight_judge_host_only(const struct preflight_request *req,
 			       const struct host_memory_facts *h, const struct stop_facts *s,
 			       const struct results_facts *r, struct preflight *pf)
 {
-	memset(pf, 0, sizeof *pf);
-	struct preflight_verdict *v = pf->verdicts;
-	if (req->fill) {
-		not_asked(&v[PF_TMPFS], "the guest");
-		not_asked(&v[PF_FILL_DIR], "the guest");
-		preflight_check_pgbench(req, NULL, &v[PF_PGBENCH]);
-	} else {
-		preflight_check_tmpfs(req, NULL, &pf->size, &v[PF_TMPFS]);
-		preflight_check_fill_dir(req, NULL, pf->size, pf->fill_dir, sizeof pf->fill_dir,
-					 &v[PF_FILL_DIR]);
-		not_asked(&v[PF_PGBENCH], "Docker");
-	}
-	preflight_check_host_memory(req, h, &pf->pressure, &v[PF_HOST_MEMORY]);
-	preflight_check_stop(req, s, &v[PF_STOP]);
-	preflight_check_results(req, r, &v[PF_RESULTS]);
-	pf->exit_code = VMC_EXIT_OK;
-	for (int c = 0; c < PF_NCHECKS; c++)
-		if (v[c].status == PF_FAIL) {
-			pf->exit_code = v[c].exit_code;
-			break;
-		}
+	struct guest_facts g = {.not_asked = true};
+	struct docker_facts d = {.not_asked = true};
+	preflight_judge(req, &g, &d, h, s, r, pf);
 }
 
 const char *preflight_check_name(enum preflight_check c)

@@ -82,6 +82,7 @@ struct guest_dir {
 };
 
 struct guest_facts {
+	bool not_asked;		/* the run was refused before the guest was asked: skip */
 	bool ok;		/* the probe ran and its output parsed */
 	int exit_code;		/* why not (VMC_EXIT_*) */
 	char error[512];	/* and the message */
@@ -90,6 +91,7 @@ struct guest_facts {
 };
 
 struct docker_facts {
+	bool not_asked; /* the run was refused before Docker was asked: skip */
 	bool socket_exists;
 	int ping_rc; /* docker_version's exit code */
 	char ping_error[512];
@@ -220,9 +222,10 @@ void preflight_judge(const struct preflight_request *req, const struct guest_fac
 		     struct preflight *pf);
 
 /*
- * The checks this host answers by itself (host memory, stop, results); the guest's (tmpfs,
- * fill directory) and Docker's are skipped as not asked. memtest_preflight uses it when one of
- * those fails: a run the host refuses is refused at once, without a `limactl shell` call.
+ * Every check as far as it needs neither the guest nor Docker: host memory, stop, results, and
+ * what the options alone settle (--size beyond 3/4 of the VM, a relative path); what the guest
+ * or Docker would have to answer is skipped as not asked. memtest_preflight asks the guest only
+ * when this passes, so a run refused here is refused at once, without a `limactl shell` call.
  */
 void preflight_judge_host_only(const struct preflight_request *req,
 			       const struct host_memory_facts *h, const struct stop_facts *s,
