@@ -115,6 +115,9 @@ void engine_set_guard_hooks(const struct engine_guard_hooks *hooks);
  * called a freeze leaves docker.sock alone (no guard). */
 void engine_use_guard_process(void);
 
+/* A /proc/PID/cmdline (blanks between the arguments) of a guard: "ANY engine guard ...". */
+bool engine_is_guard_cmdline(const char *cmdline);
+
 /* `vmcost-agent engine guard` (spawned by a freeze): the guard on fd 3. */
 int engine_guard_main(const struct agent_config *cfg);
 

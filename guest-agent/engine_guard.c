@@ -12,6 +12,7 @@
 
 #include "log.h"
 #include "procfs.h"
+#include "proclist.h"
 #include "procpid.h"
 
 #include <errno.h>
@@ -311,8 +312,15 @@ static pid_t spawn_guard(const struct agent_config *cfg, int listen_fd, char *er
 		argv[3] = config_arg;
 		argv[4] = (char *)cfg->source;
 	}
+	/* The binary by its own path, so the guard's name (comm) is ours and not "exe". */
+	char exe[512];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (len <= 0 || strstr(exe, " (deleted)"))
+		snprintf(exe, sizeof exe, "/proc/self/exe");
+	else
+		exe[len] = '\0';
 	pid_t pid;
-	int rc = posix_spawn(&pid, "/proc/self/exe", &fa, &attr, argv, NULL);
+	int rc = posix_spawn(&pid, exe, &fa, &attr, argv, NULL);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	close(listen_fd);
@@ -323,12 +331,23 @@ static pid_t spawn_guard(const struct agent_config *cfg, int listen_fd, char *er
 	return pid;
 }
 
-/* Only a guard of ours: the pid of a guard that died long ago may be someone else's now. */
+bool engine_is_guard_cmdline(const char *cmdline)
+{
+	const char *args = strchr(cmdline, ' ');
+	return args && strncmp(args, " engine guard", 13) == 0 &&
+	       (args[13] == '\0' || args[13] == ' ');
+}
+
+/* Only a guard of ours, by its arguments (its name depends on how it was started): the pid of a
+ * guard that died long ago may be someone else's now. */
 static void stop_guard(pid_t pid)
 {
-	struct vmc_proc_status st;
-	if (vmc_proc_status_read(pid, &st) == 0 && strncmp(st.name, "vmcost-agent", 12) == 0)
+	char cmdline[1024];
+	if (vmc_proc_cmdline_read(pid, cmdline, sizeof cmdline) == 0 &&
+	    engine_is_guard_cmdline(cmdline))
 		kill(pid, SIGTERM);
+	else
+		debug("pid %d is no longer the docker.sock guard: left alone", (int)pid);
 }
 
 static const struct engine_guard_hooks process_hooks = {spawn_guard, stop_guard};

@@ -148,6 +148,18 @@ TEST(processes_are_classified_by_name)
 	CHECK_INT(engine_classify("dockerd2"), ENGINE_MEMBER_FOREIGN);
 }
 
+TEST(a_guard_is_known_by_its_arguments_not_its_name)
+{
+	CHECK(engine_is_guard_cmdline("/usr/bin/vmcost-agent engine guard"));
+	CHECK(engine_is_guard_cmdline("vmcost-agent engine guard --config /etc/vmcost/agent.yaml"));
+	CHECK(engine_is_guard_cmdline("/proc/self/exe engine guard"));
+	CHECK(!engine_is_guard_cmdline("vmcost-agent engine guardian"));
+	CHECK(!engine_is_guard_cmdline("vmcost-agent run --config /etc/vmcost/agent.yaml"));
+	CHECK(!engine_is_guard_cmdline("sshd: root engine guard"));
+	CHECK(!engine_is_guard_cmdline("engine guard"));
+	CHECK(!engine_is_guard_cmdline(""));
+}
+
 /* ---- which cgroups -------------------------------------------------------------------------- */
 
 TEST(openrc_dockerd_with_its_own_containerd_is_one_cgroup)
@@ -632,6 +644,7 @@ int main(void)
 	agent_config_defaults(&cfg);
 	RUN(cgroup_events_values_are_read_at_line_start);
 	RUN(processes_are_classified_by_name);
+	RUN(a_guard_is_known_by_its_arguments_not_its_name);
 	RUN(openrc_dockerd_with_its_own_containerd_is_one_cgroup);
 	RUN(systemd_dockerd_on_a_standalone_containerd_is_both_services);
 	RUN(no_engine_and_a_missing_configured_cgroup_are_named);
