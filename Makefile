@@ -291,6 +291,7 @@ check: deps-ensure
 	$(call stage,unit); \
 	if [ "$(UNAME_S)" = Linux ]; then $(call stage,unit-musl); fi; \
 	if [ "$(UNAME_S)" = Linux ]; then $(call stage,tsan); fi; \
+	if [ "$(UNAME_S)" = Linux ]; then $(call stage,unit-arm64); fi; \
 	$(call stage,darwin-check); \
 	$(call stage,lint); \
 	$(call stage,script-tests); \
@@ -353,5 +354,6 @@ format:
 
 include mk/musl.mk
 include mk/tsan.mk
+include mk/arm64.mk
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
