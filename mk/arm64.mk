@@ -74,4 +74,25 @@ unit-arm64: $(addprefix $(ARM64_UNIT_DIR)/,$(ARM64_UNIT))
 .PHONY: clean-arm64
 clean: clean-arm64
 clean-arm64:
-	rm -f $(AGENT_ARM64_BIN)
+	rm -f $(AGENT_ARM64_BIN) $(AGENT_STATIC_ARM64_BIN)
+
+# The static aarch64 agent, with musl as on Alpine: Debian's musl-dev:arm64 through
+# mk/aarch64-musl-gcc, its libraries built by lab/build-static-deps (cross: it passes --host).
+# The aarch64 lab guest runs it.
+ARM64_MUSL_CC := $(CURDIR)/mk/aarch64-musl-gcc
+ARM64_MUSL_DEPS := $(LAB_CACHE)/musl-arm64-deps
+ARM64_MUSL_CFLAGS := -O2 -g $(STD) $(WARN) -Ilib -I$(ARM64_MUSL_DEPS)/include \
+	-DVMCOST_VERSION='"$(VERSION)"'
+AGENT_STATIC_ARM64_BIN := guest-agent/vmcost-agent-static-arm64
+.PHONY: agent-static-arm64
+$(ARM64_MUSL_DEPS)/agent.ready: $(STATIC_DEPS_INPUTS) mk/aarch64-musl-gcc
+	lab/build-static-deps --cc $(ARM64_MUSL_CC) "$(ARM64_MUSL_DEPS)" libyaml jansson libmicrohttpd
+	@touch $@
+$(patsubst %.c,$(B)/musl-arm64/%.o,$(VERSION_USERS)): $(B)/version.stamp
+$(B)/musl-arm64/%.o: %.c | $(ARM64_MUSL_DEPS)/agent.ready
+	@mkdir -p $(@D)
+	$(call say,CC-M64,$<)$(ARM64_MUSL_CC) $(ARM64_MUSL_CFLAGS) $(call side_inc,$<) $(if $(filter lib/%,$<),$(WARN_LIB)) -MMD -MP -c $< -o $@
+agent-static-arm64: $(AGENT_STATIC_ARM64_BIN)
+$(AGENT_STATIC_ARM64_BIN): $(call objs,musl-arm64,guest-agent/main.c $(AGENT_CORE_SRC) $(LIB_SRC))
+	$(call say,LD-M64,$@)$(ARM64_MUSL_CC) -static -O2 -o $@ $^ -L$(ARM64_MUSL_DEPS)/lib \
+		-lmicrohttpd -lyaml -ljansson -lm -lpthread

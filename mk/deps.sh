@@ -26,7 +26,8 @@ TOOLS_MUSL="musl-gcc:musl-tools readelf:binutils dpkg-source:dpkg-dev autoreconf
 automake:automake libtoolize:libtool"
 # The aarch64 agent and its unit suites (mk/arm64.mk): Debian's cross compiler, qemu-user, and
 # Debian's arm64 libraries (multiarch: dpkg --add-architecture arm64, done by install). Each
-# library is found by its arm64 pkg-config file; libc6:arm64 brings the loader qemu-aarch64 runs.
+# library is found by its arm64 pkg-config file; libc6:arm64 brings the loader qemu-aarch64 runs;
+# musl-dev:arm64 the static aarch64 agent's libc.
 TOOLS_ARM64="aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu qemu-aarch64:qemu-user"
 LIBS_ARM64="yaml-0.1:libyaml-dev:arm64 jansson:libjansson-dev:arm64 \
 libmicrohttpd:libmicrohttpd-dev:arm64 libcurl:libcurl4-openssl-dev:arm64"
@@ -94,6 +95,8 @@ check_arm64_libs() {
 		[ -f "$ARM64_PC_DIR/${entry%%:*}.pc" ] || note_missing "${entry%%:*} (arm64)" "${entry#*:}" ""
 	done
 	[ -e /lib/ld-linux-aarch64.so.1 ] || note_missing "the arm64 loader" "libc6:arm64" ""
+	[ -f /usr/lib/aarch64-linux-musl/musl-gcc.specs ] ||
+		note_missing "musl for aarch64 (mk/aarch64-musl-gcc)" "musl-dev:arm64" ""
 }
 
 # make fuzz links libFuzzer with ASan: clang alone (without Recommends) lacks their runtimes.
