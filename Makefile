@@ -3,14 +3,15 @@
 #
 #   make            build host/vmcost (and guest-agent/vmcost-agent on Linux) and the manuals
 #   make check      install missing packages (make deps), build with -Werror, unit tests under
-#                   ASan+UBSan, the agent's and lib's suites under musl, the agent's threaded
-#                   suites under ThreadSanitizer, shellcheck, lab tests;
+#                   ASan+UBSan, the agent's and lib's suites under musl and for aarch64 (under
+#                   qemu-user), the agent's threaded suites under ThreadSanitizer, shellcheck,
+#                   lab tests;
 #                   ends with one "N passed, N failed" line
 #   make demo       the main job on Linux: two lab VMs, memtest on each, side by side
 #
 # Component targets for working on one half:  make host | agent | unit | unit-host | unit-agent |
-# unit-lib | unit-musl | tsan | agent-static | lint | lab-check | fuzz.  B=<dir> puts objects elsewhere
-# (default build/).
+# unit-lib | unit-musl | unit-arm64 | tsan | agent-static | agent-static-arm64 | lint | lab-check |
+# fuzz.  B=<dir> puts objects elsewhere (default build/).
 
 .SECONDEXPANSION:
 # Objects are never intermediate files: keep them for incremental builds.
