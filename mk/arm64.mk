@@ -96,3 +96,6 @@ agent-static-arm64: $(AGENT_STATIC_ARM64_BIN)
 $(AGENT_STATIC_ARM64_BIN): $(call objs,musl-arm64,guest-agent/main.c $(AGENT_CORE_SRC) $(LIB_SRC))
 	$(call say,LD-M64,$@)$(ARM64_MUSL_CC) -static -O2 -o $@ $^ -L$(ARM64_MUSL_DEPS)/lib \
 		-lmicrohttpd -lyaml -ljansson -lm -lpthread
+
+# tests/lab/arm64_guest.sh boots lab/arm64-guest with the static aarch64 agent.
+lab-check: $(AGENT_STATIC_ARM64_BIN)

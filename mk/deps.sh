@@ -28,7 +28,8 @@ automake:automake libtoolize:libtool"
 # Debian's arm64 libraries (multiarch: dpkg --add-architecture arm64, done by install). Each
 # library is found by its arm64 pkg-config file; libc6:arm64 brings the loader qemu-aarch64 runs;
 # musl-dev:arm64 the static aarch64 agent's libc.
-TOOLS_ARM64="aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu qemu-aarch64:qemu-user"
+TOOLS_ARM64="aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu qemu-aarch64:qemu-user \
+qemu-system-aarch64:qemu-system-arm"
 LIBS_ARM64="yaml-0.1:libyaml-dev:arm64 jansson:libjansson-dev:arm64 \
 libmicrohttpd:libmicrohttpd-dev:arm64 libcurl:libcurl4-openssl-dev:arm64"
 ARM64_PC_DIR=/usr/lib/aarch64-linux-gnu/pkgconfig
