@@ -3,16 +3,17 @@
 #
 #   make            build host/vmcost (and guest-agent/vmcost-agent on Linux) and the manuals
 #   make check      install missing packages (make deps), build with -Werror, unit tests under
-#                   ASan+UBSan, the agent's and lib's suites under musl, the agent's threaded
-#                   suites under ThreadSanitizer, shellcheck, lab tests;
+#                   ASan+UBSan, the agent's and lib's suites under musl and for aarch64 (under
+#                   qemu-user), the agent's threaded suites under ThreadSanitizer, shellcheck,
+#                   lab tests;
 #                   ends with one "N passed, N failed" line; needs no real Lima (make lima-check)
 #   make test       the fast loop: make check without the lab (no VM) and without installing
 #                   packages (a missing one is named); 4 to 9 minutes of CPU time here
 #   make demo       the main job on Linux: two lab VMs, memtest on each, side by side
 #
 # Component targets for working on one half:  make host | agent | unit | unit-host | unit-agent |
-# unit-lib | unit-musl | tsan | agent-static | lint | lab-check | fuzz.  B=<dir> puts objects elsewhere
-# (default build/).
+# unit-lib | unit-musl | unit-arm64 | tsan | agent-static | agent-static-arm64 | lint | lab-check |
+# fuzz.  B=<dir> puts objects elsewhere (default build/).
 
 .SECONDEXPANSION:
 # Objects are never intermediate files: keep them for incremental builds.
@@ -358,6 +359,7 @@ check: deps-ensure
 	$(call stage,unit); \
 	if [ "$(UNAME_S)" = Linux ]; then $(call stage,unit-musl); fi; \
 	if [ "$(UNAME_S)" = Linux ]; then $(call stage,tsan); fi; \
+	if [ "$(UNAME_S)" = Linux ]; then $(call stage,unit-arm64); fi; \
 	$(call stage,darwin-check); \
 	$(call stage,lint); \
 	$(call stage,script-tests); \
@@ -437,5 +439,6 @@ format:
 
 include mk/musl.mk
 include mk/tsan.mk
+include mk/arm64.mk
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -24,6 +24,15 @@ dockerd:docker.io docker-compose:docker-compose"
 # mk/musl.mk).
 TOOLS_MUSL="musl-gcc:musl-tools readelf:binutils dpkg-source:dpkg-dev autoreconf:autoconf \
 automake:automake libtoolize:libtool"
+# The aarch64 agent and its unit suites (mk/arm64.mk): Debian's cross compiler, qemu-user, and
+# Debian's arm64 libraries (multiarch: dpkg --add-architecture arm64, done by install). Each
+# library is found by its arm64 pkg-config file; libc6:arm64 brings the loader qemu-aarch64 runs;
+# musl-dev:arm64 the static aarch64 agent's libc.
+TOOLS_ARM64="aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu qemu-aarch64:qemu-user \
+qemu-system-aarch64:qemu-system-arm"
+LIBS_ARM64="yaml-0.1:libyaml-dev:arm64 jansson:libjansson-dev:arm64 \
+libmicrohttpd:libmicrohttpd-dev:arm64 libcurl:libcurl4-openssl-dev:arm64"
+ARM64_PC_DIR=/usr/lib/aarch64-linux-gnu/pkgconfig
 
 os=$(uname -s)
 missing_deb=""
@@ -85,9 +94,19 @@ check() { # scope
 	check_libs
 	check_llhttp
 	if [ "$1" = all ] && [ "$os" = Linux ]; then
-		check_tools "$TOOLS_TEST $TOOLS_MUSL"
+		check_tools "$TOOLS_TEST $TOOLS_MUSL $TOOLS_ARM64"
+		check_arm64_libs
 		check_fuzz_runtime
 	fi
+}
+
+check_arm64_libs() {
+	for entry in $LIBS_ARM64; do
+		[ -f "$ARM64_PC_DIR/${entry%%:*}.pc" ] || note_missing "${entry%%:*} (arm64)" "${entry#*:}" ""
+	done
+	[ -e /lib/ld-linux-aarch64.so.1 ] || note_missing "the arm64 loader" "libc6:arm64" ""
+	[ -f /usr/lib/aarch64-linux-musl/musl-gcc.specs ] ||
+		note_missing "musl for aarch64 (mk/aarch64-musl-gcc)" "musl-dev:arm64" ""
 }
 
 # make fuzz links libFuzzer with ASan: clang alone (without Recommends) lacks their runtimes.
@@ -107,6 +126,9 @@ install_cmd() {
 	if [ "$os" = Darwin ]; then
 		echo "brew install pkg-config $(dedup "$missing_brew")"
 	else
+		case $missing_deb in
+		*:arm64*) printf '%s' 'dpkg --add-architecture arm64 && apt-get update && ' ;;
+		esac
 		echo "apt-get install -y --no-install-recommends $(dedup "$missing_deb")"
 	fi
 }
@@ -131,6 +153,9 @@ run_install() {
 		return 1
 	fi
 	echo "installing: $(dedup "$missing_deb")" >&2
+	case $missing_deb in
+	*:arm64*) $sudo dpkg --add-architecture arm64 ;;
+	esac
 	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
 	# shellcheck disable=SC2046 # word splitting of the package list is intended
 	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
