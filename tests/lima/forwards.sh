@@ -8,6 +8,8 @@
 # killed (both forwards die with it), vmcost doctor --heal brings both back.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=docker-lib.sh
+. "$(dirname "$0")/docker-lib.sh"
 lima_init
 lima_up any
 dir=$(lima_dir)
@@ -17,22 +19,33 @@ log=$LIMA_TEST_STAGE/forwards-autostop.log
 host=lima-$LIMA_INSTANCE
 ssh_lima() { as_lima ssh -F "$dir/ssh.config" "$@"; }
 ping_direct() { as_lima curl -s -m 5 --unix-socket "$docker_sock" http://localhost/_ping; }
+out=$LIMA_TEST_STAGE/forwards-doctor.out
+# has TEXT: the last doctor output has a line starting with TEXT.
+has() { grep -q "^$1" "$out"; }
+has_fixed() { grep -qF -- "$1" "$out"; }
+doctor() { lima_vmcost doctor "$LIMA_INSTANCE" "$@" >"$out" 2>&1; }
 
-check "docker.sock answers before anything is done" test "$(ping_direct)" = OK
-out=$(lima_vmcost doctor "$LIMA_INSTANCE" 2>&1)
-echo "$out" | grep "Host socket" | sed 's/^/  /'
-check "doctor: both host sockets answer" sh -c \
-	"echo '$out' | grep -q '^ok    Host socket docker.sock' && echo '$out' | grep -q '^ok    Host socket vmcost-agent.sock'"
+{ lima_docker_access "$docker_sock" && lima_docker_apparmor; } || {
+	fail "the Lima user cannot reach /var/run/docker.sock in the guest"
+	summary
+}
+answers() { [ "$(ping_direct)" = OK ]; }
+check "docker.sock answers before anything is done" lima_wait 300 answers
+doctor
+grep "Host socket" "$out" | sed 's/^/  /'
+check "doctor: docker.sock answers" has "ok    Host socket docker.sock"
+check "doctor: vmcost-agent.sock answers" has "ok    Host socket vmcost-agent.sock"
 
 # ---- docker.sock's forward cancelled, as after host sleep ---------------------------------------
 ssh_lima -O cancel -L "$docker_sock:/var/run/docker.sock" "$host" 2>/dev/null
 check "the forward is cancelled: docker.sock no longer answers" test "$(ping_direct)" != OK
-out=$(lima_vmcost doctor "$LIMA_INSTANCE" 2>&1)
+doctor
 rc=$?
-echo "$out" | grep -A2 "Host socket docker.sock" | sed 's/^/  /'
+grep -A2 "Host socket docker.sock" "$out" | sed 's/^/  /'
 check "doctor exits non-zero ($rc)" test "$rc" != 0
-check "doctor names docker.sock and gives the command that heals it" sh -c \
-	"echo '$out' | grep -q '^fail  Host socket docker.sock: dead' && echo '$out' | grep -qF 'fix: rm -f $docker_sock && ssh -F $dir/ssh.config -O forward -L $docker_sock:/var/run/docker.sock $host'"
+check "doctor names docker.sock as dead" has "fail  Host socket docker.sock: dead"
+check "doctor gives the command that heals it" has_fixed \
+	"fix: rm -f $docker_sock && ssh -F $dir/ssh.config -O forward -L $docker_sock:/var/run/docker.sock $host"
 
 as_lima vmcost autostop "$LIMA_INSTANCE" --idle 1h >"$log" 2>&1 &
 daemon_pid() { lima_vmcost autostop "$LIMA_INSTANCE" --status --json 2>/dev/null | jq -r .pid; }
@@ -43,9 +56,10 @@ trap 'kill -TERM "$pid" 2>/dev/null; lima_cleanup' EXIT
 t0=$(date +%s)
 answer=$(as_lima curl -s -m 30 --unix-socket "$relay" http://localhost/_ping)
 took=$(($(date +%s) - t0))
-check "a /_ping through autostop is answered (\"$answer\") within 10 s ($took s)" \
-	sh -c "[ '$answer' = OK ] && [ $took -le 10 ]"
-check "no limactl start ran" sh -c "! grep -q 'limactl start' '$log'"
+check "a /_ping through autostop is answered (\"$answer\")" test "$answer" = OK
+check "within 10 s ($took s)" test "$took" -le 10
+no_start() { ! grep -q 'limactl start' "$log"; }
+check "no limactl start ran" no_start
 grep -v "^vmcost: warning" "$log" | cut -d' ' -f2- | sed 's/^/  /'
 check "afterwards the forwarded docker.sock answers directly" test "$(ping_direct)" = OK
 kill -TERM "$pid" 2>/dev/null
@@ -53,13 +67,14 @@ kill -TERM "$pid" 2>/dev/null
 # ---- the SSH master killed: both forwards die with it ------------------------------------------
 ssh_lima -O exit "$host" 2>/dev/null
 sleep 1
-out=$(lima_vmcost doctor "$LIMA_INSTANCE" 2>&1)
+doctor
 rc=$?
 check "doctor fails with the master gone ($rc)" test "$rc" != 0
-out=$(lima_vmcost doctor "$LIMA_INSTANCE" --heal 2>&1)
+doctor --heal
 rc=$?
-echo "$out" | grep "Host socket" | sed 's/^/  /'
-check "doctor --heal brings both back (exit $rc)" sh -c \
-	"[ $rc = 0 ] && echo '$out' | grep -q 'Host socket docker.sock: was dead' && echo '$out' | grep -q 'Host socket vmcost-agent.sock: was dead'"
+grep "Host socket" "$out" | sed 's/^/  /'
+check "doctor --heal exits 0 ($rc)" test "$rc" = 0
+check "doctor --heal healed docker.sock" has "ok    Host socket docker.sock: was dead"
+check "doctor --heal healed vmcost-agent.sock" has "ok    Host socket vmcost-agent.sock: was dead"
 check "docker.sock answers directly again" test "$(ping_direct)" = OK
 summary
