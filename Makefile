@@ -378,6 +378,7 @@ test: deps-check
 	$(call stage,unit); \
 	if [ "$(UNAME_S)" = Linux ]; then $(call stage,unit-musl); fi; \
 	if [ "$(UNAME_S)" = Linux ]; then $(call stage,tsan); fi; \
+	if [ "$(UNAME_S)" = Linux ]; then $(call stage,unit-arm64); fi; \
 	$(call stage,darwin-check); \
 	$(call stage,lint); \
 	$(call stage,script-tests); \
