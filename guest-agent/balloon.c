@@ -245,9 +245,11 @@ static int balloon_set_order(int order, char *note, size_t notesize, char *err, 
 	snprintf(value, sizeof value, "%d", order);
 	if (vmc_fs_write(BALLOON_ORDER_PATH, value) < 0) {
 		if (errno == EACCES || errno == EPERM)
-			errorf(err, errsize, "cannot write %s (run as root):", BALLOON_ORDER_PATH);
+			vmc_errorf(err, errsize,
+				   "cannot write %s (run as root):", BALLOON_ORDER_PATH);
 		else
-			errorf(err, errsize, "the kernel refused page_reporting_order %d:", order);
+			vmc_errorf(err, errsize,
+				   "the kernel refused page_reporting_order %d:", order);
 		return -1;
 	}
 	if (is_61_semantics(&b) && !balloon_reporting_active(&b))

@@ -425,18 +425,18 @@ static int read_failure(int errnum, const char *path, bool must_exist, char *err
 		return VMC_EXIT_MALFORMED;
 	case EACCES:
 	case EPERM:
-		errorf(err, errsize, "%s: cannot read (run as root):", path);
+		vmc_errorf(err, errsize, "%s: cannot read (run as root):", path);
 		return VMC_EXIT_PERMISSION;
 	case ENOENT:
 	case ENOTDIR:
 	case EISDIR:
-		errorf(err, errsize,
-		       must_exist ? "%s: cannot read (check the --config path):"
-				  : "%s: cannot read:",
-		       path);
+		vmc_errorf(err, errsize,
+			   must_exist ? "%s: cannot read (check the --config path):"
+				      : "%s: cannot read:",
+			   path);
 		return must_exist ? VMC_EXIT_USAGE : VMC_EXIT_FAILURE;
 	default:
-		errorf(err, errsize, "%s: cannot read:", path);
+		vmc_errorf(err, errsize, "%s: cannot read:", path);
 		return VMC_EXIT_FAILURE;
 	}
 }

@@ -35,7 +35,7 @@ struct agent_config {
 	char socket_owner[64];	  /* socket-owner: root (falls back to root if missing) */
 	char socket_group[64];	  /* socket-group: docker (falls back to root if missing) */
 	unsigned socket_mode;	  /* socket-mode: 0660 */
-	int log_level;		  /* log-level: error | warn | info | debug (enum vmc_level) */
+	int log_level;		  /* log-level: error | warn | info | vmc_debug (enum vmc_level) */
 	bool trim_enabled;	  /* trim: true (false = API and checks only) */
 	size_t max_request_bytes; /* max-request: request body limit (64 KiB) */
 	/* engine-cgroups: auto (found at run time) or a comma-separated list of cgroups below

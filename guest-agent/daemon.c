@@ -51,7 +51,7 @@ static void set_timer_slack(double interval_s)
 	if (ns > 4.0e9 && sizeof(unsigned long) < 8)
 		ns = 4.0e9;
 	if (prctl(PR_SET_TIMERSLACK, (unsigned long)ns, 0, 0, 0) < 0)
-		warn("cannot set timer slack:");
+		vmc_warn("cannot set timer slack:");
 }
 
 static void timed_trim(struct agent_state *st, const struct agent_config *cfg)
@@ -59,7 +59,7 @@ static void timed_trim(struct agent_state *st, const struct agent_config *cfg)
 	char err[256] = "";
 	json_t *doc = agent_trim(st, cfg, false, false, err, sizeof err);
 	if (!doc) {
-		warn("trim failed: %s", err[0] ? err : "unknown error");
+		vmc_warn("trim failed: %s", err[0] ? err : "unknown error");
 		return;
 	}
 	server_log_trim(doc, "timer");
@@ -113,16 +113,17 @@ static int policy_loop(struct agent_state *st, const struct agent_config *cfg,
 	for (;;) {
 		int sig = wait_until(signals, next, !cfg->trim_enabled);
 		if (sig < 0) {
-			warn("waiting for the next trim failed:");
+			vmc_warn("waiting for the next trim failed:");
 			return VMC_EXIT_FAILURE;
 		}
 		if (sig == SIGTERM || sig == SIGINT) {
-			info("%s: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+			vmc_info("%s: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 			return VMC_EXIT_OK;
 		}
 		if (sig == SIGHUP) {
-			info("SIGHUP: the configuration is read at start; restart the service to "
-			     "apply changes (rc-service cache-trim restart)");
+			vmc_info(
+			    "SIGHUP: the configuration is read at start; restart the service to "
+			    "apply changes (rc-service cache-trim restart)");
 			continue;
 		}
 		timed_trim(st, cfg);
@@ -143,7 +144,7 @@ int agent_run(const struct agent_config *cfg)
 
 	struct agent_state *st = agent_state_new();
 	if (!st) {
-		warn("out of memory");
+		vmc_warn("out of memory");
 		return VMC_EXIT_FAILURE;
 	}
 	/* A freeze recorded by an agent that was killed: nobody would thaw the engine. */
@@ -156,7 +157,7 @@ int agent_run(const struct agent_config *cfg)
 	struct agent_server *srv = server_open(&ctx, err, sizeof err);
 	if (!srv) {
 		agent_state_free(st);
-		die(VMC_EXIT_FAILURE, "%s", err);
+		vmc_die(VMC_EXIT_FAILURE, "%s", err);
 	}
 	/* Once serving: syslog (logread), never a file on the guest's disk; a terminal keeps its
 	 * messages for interactive runs. Switched before the server's threads exist, since they
@@ -165,13 +166,14 @@ int agent_run(const struct agent_config *cfg)
 	if (server_serve(srv, err, sizeof err) < 0) {
 		vmc_log_use_syslog(false); /* no server thread is left */
 		agent_state_free(st);
-		die(VMC_EXIT_FAILURE, "%s", err);
+		vmc_die(VMC_EXIT_FAILURE, "%s", err);
 	}
 	set_timer_slack(cfg->interval_s);
 	if (cfg->trim_enabled)
-		info("serving %s; trim decision every %.0f s", cfg->socket_path, cfg->interval_s);
+		vmc_info("serving %s; trim decision every %.0f s", cfg->socket_path,
+			 cfg->interval_s);
 	else
-		info("serving %s; timed trims off (trim: false)", cfg->socket_path);
+		vmc_info("serving %s; timed trims off (trim: false)", cfg->socket_path);
 
 	int rc = policy_loop(st, cfg, &signals);
 	/* The slack was for the idle timer; the shutdown's short waits would stretch up to it
@@ -182,7 +184,7 @@ int agent_run(const struct agent_config *cfg)
 	int running = server_stop(srv, SHUTDOWN_GRACE_S);
 	if (running > 0) {
 		/* Their threads still use st: leave it to the exit. */
-		info("exiting with %d API request(s) still running", running);
+		vmc_info("exiting with %d API request(s) still running", running);
 		return rc;
 	}
 	agent_state_free(st);

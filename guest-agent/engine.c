@@ -541,7 +541,7 @@ static void thaw_plan(const struct engine_plan *plan)
 {
 	for (size_t i = plan->n; i-- > 0;)
 		if (write_freeze(plan->cg[i].path, "0") < 0 && errno != ENOENT)
-			warn("cannot thaw %s/%s:", CGROUP_ROOT, plan->cg[i].path);
+			vmc_warn("cannot thaw %s/%s:", CGROUP_ROOT, plan->cg[i].path);
 }
 
 /* Waits for frozen 1 in every cgroup; the first that did not freeze, or NULL. */
@@ -632,8 +632,9 @@ static json_t *freeze_locked(const struct agent_config *cfg, char *err, size_t e
 			CGROUP_ROOT, pending, cfg->engine_freeze_timeout_s);
 		return NULL;
 	}
-	info("engine frozen (%zu cgroup(s)%s) in %.0f ms", rec.plan.n,
-	     rec.socket_aside ? ", docker.sock guarded" : "", (vmc_monotonic_s() - t0) * 1000.0);
+	vmc_info("engine frozen (%zu cgroup(s)%s) in %.0f ms", rec.plan.n,
+		 rec.socket_aside ? ", docker.sock guarded" : "",
+		 (vmc_monotonic_s() - t0) * 1000.0);
 	return with_action(status_doc(cfg, &rec, true), "froze", t0);
 }
 
@@ -673,8 +674,8 @@ json_t *engine_thaw_for(const struct agent_config *cfg, const char *origin, char
 			guard_hooks.stop(rec.guard_pid);
 		record_remove();
 		action = "thawed";
-		info("engine thawed (%s) after %.0f s frozen, in %.1f ms", origin,
-		     (double)time(NULL) - rec.since, (vmc_monotonic_s() - t0) * 1000.0);
+		vmc_info("engine thawed (%s) after %.0f s frozen, in %.1f ms", origin,
+			 (double)time(NULL) - rec.since, (vmc_monotonic_s() - t0) * 1000.0);
 	} else {
 		/* Nothing of ours is recorded; a cgroup frozen by hand is thawed all the same. */
 		char ferr[256];
@@ -685,7 +686,8 @@ json_t *engine_thaw_for(const struct agent_config *cfg, const char *origin, char
 			if (any) {
 				thaw_plan(&rec.plan);
 				action = "thawed";
-				info("engine thawed (%s): it was frozen outside the agent", origin);
+				vmc_info("engine thawed (%s): it was frozen outside the agent",
+					 origin);
 			}
 		}
 		if (recorded < 0)
@@ -704,11 +706,11 @@ void engine_recover(const struct agent_config *cfg, const char *origin)
 {
 	if (!engine_recorded_frozen())
 		return;
-	warn("the engine is frozen (%s): thawing it", origin);
+	vmc_warn("the engine is frozen (%s): thawing it", origin);
 	char err[256] = "";
 	json_t *doc = engine_thaw_for(cfg, origin, err, sizeof err);
 	if (!doc)
-		warn("cannot thaw the engine: %s", err);
+		vmc_warn("cannot thaw the engine: %s", err);
 	json_decref(doc);
 }
 

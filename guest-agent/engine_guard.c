@@ -114,7 +114,7 @@ int engine_guard_restore(const char *docker_socket)
 	    fs_path(aside, sizeof aside, docker_socket, ENGINE_SET_ASIDE_SUFFIX) < 0)
 		return -1;
 	if (rename(aside, sock) < 0 && errno != ENOENT) {
-		warn("cannot put dockerd's socket back at %s:", sock);
+		vmc_warn("cannot put dockerd's socket back at %s:", sock);
 		return -1;
 	}
 	return 0;
@@ -242,7 +242,7 @@ int engine_guard_run(const struct agent_config *cfg, int listen_fd, int wake_fd)
 		json_t *doc = engine_thaw_for(
 		    cfg, n > 0 ? "a docker.sock client" : "the guard was stopped", err, sizeof err);
 		if (!doc)
-			warn("the guard could not thaw the engine: %s", err);
+			vmc_warn("the guard could not thaw the engine: %s", err);
 		json_decref(doc);
 	}
 	/* dockerd's socket has the path again: whoever queued on ours meanwhile is ours. */
@@ -253,7 +253,7 @@ int engine_guard_run(const struct agent_config *cfg, int listen_fd, int wake_fd)
 	for (size_t i = 0; pairs && i < n; i++) {
 		int d = connect_docker(cfg->docker_socket);
 		if (d < 0) {
-			warn("cannot relay a docker.sock client to dockerd:");
+			vmc_warn("cannot relay a docker.sock client to dockerd:");
 			close(clients[i]);
 			continue;
 		}
@@ -261,7 +261,7 @@ int engine_guard_run(const struct agent_config *cfg, int listen_fd, int wake_fd)
 	}
 	free(clients);
 	if (np > 0)
-		debug("relaying %zu docker.sock connection(s) accepted while frozen", np);
+		vmc_debug("relaying %zu docker.sock connection(s) accepted while frozen", np);
 	relay_all(pairs, np);
 	free(pairs);
 	return 0;
@@ -282,8 +282,8 @@ int engine_guard_main(const struct agent_config *cfg)
 	int wake = signalfd(-1, &term, SFD_CLOEXEC);
 	struct stat sb;
 	if (wake < 0 || fstat(GUARD_FD, &sb) < 0 || !S_ISSOCK(sb.st_mode)) {
-		warn("engine guard: no listening socket on fd %d (it is started by a freeze)",
-		     GUARD_FD);
+		vmc_warn("engine guard: no listening socket on fd %d (it is started by a freeze)",
+			 GUARD_FD);
 		return VMC_EXIT_USAGE;
 	}
 	return engine_guard_run(cfg, GUARD_FD, wake) < 0 ? VMC_EXIT_FAILURE : VMC_EXIT_OK;
@@ -347,7 +347,7 @@ static void stop_guard(pid_t pid)
 	    engine_is_guard_cmdline(cmdline))
 		kill(pid, SIGTERM);
 	else
-		debug("pid %d is no longer the docker.sock guard: left alone", (int)pid);
+		vmc_debug("pid %d is no longer the docker.sock guard: left alone", (int)pid);
 }
 
 static const struct engine_guard_hooks process_hooks = {spawn_guard, stop_guard};

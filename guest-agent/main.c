@@ -59,8 +59,8 @@ static void usage(FILE *f)
 
 __attribute__((noreturn)) static void usage_error(const char *command, const char *what)
 {
-	die(VMC_EXIT_USAGE, "%s%s%s: see vmcost-agent --help", command ? command : "",
-	    command ? ": " : "", what);
+	vmc_die(VMC_EXIT_USAGE, "%s%s%s: see vmcost-agent --help", command ? command : "",
+		command ? ": " : "", what);
 }
 
 /* A core builder failed: its errno (agent.h) says which exit code. */
@@ -84,7 +84,7 @@ static void load_config(const char *path, struct agent_config *cfg)
 	int rc = agent_config_load(path ? path : AGENT_DEFAULT_CONFIG, path != NULL, cfg, err,
 				   sizeof err);
 	if (rc != VMC_EXIT_OK)
-		die(rc, "%s", err);
+		vmc_die(rc, "%s", err);
 }
 
 /* --config FILE / --config=FILE; returns 1 if consumed (advancing *i), 0 otherwise. */
@@ -110,7 +110,7 @@ static int cmd_status(const struct cli *cli)
 	char err[256];
 	json_t *doc = agent_status(NULL, err, sizeof err);
 	if (!doc)
-		die(VMC_EXIT_FAILURE, "%s", err);
+		vmc_die(VMC_EXIT_FAILURE, "%s", err);
 	emit(cli, doc, status_print);
 	return 0;
 }
@@ -131,7 +131,7 @@ static int cmd_trim(const struct cli *cli)
 	load_config(config, &cfg);
 	struct agent_state *st = agent_state_new();
 	if (!st)
-		die(VMC_EXIT_FAILURE, "out of memory");
+		vmc_die(VMC_EXIT_FAILURE, "out of memory");
 	if (!force && !cli->json && isatty(STDERR_FILENO))
 		fprintf(stderr,
 			"watching the CPU for %.0f s before deciding (--force skips this)\n",
@@ -141,7 +141,7 @@ static int cmd_trim(const struct cli *cli)
 	int errnum = errno;
 	agent_state_free(st);
 	if (!doc)
-		die(failure_code(errnum), "%s", err);
+		vmc_die(failure_code(errnum), "%s", err);
 	emit(cli, doc, trim_print);
 	return 0;
 }
@@ -158,7 +158,7 @@ static int cmd_check(const struct cli *cli)
 	char err[256];
 	json_t *doc = agent_checks(err, sizeof err);
 	if (!doc)
-		die(VMC_EXIT_FAILURE, "%s", err);
+		vmc_die(VMC_EXIT_FAILURE, "%s", err);
 	emit(cli, doc, print_checks);
 	return 0;
 }
@@ -185,7 +185,7 @@ static int cmd_wakeups(const struct cli *cli)
 	if (show)
 		fprintf(stderr, "\r%*s\r", 30, "");
 	if (!doc)
-		die(VMC_EXIT_FAILURE, "%s", err);
+		vmc_die(VMC_EXIT_FAILURE, "%s", err);
 	emit(cli, doc, wakeups_print);
 	return 0;
 }
@@ -214,14 +214,14 @@ static int cmd_balloon(const struct cli *cli)
 				    "--order takes 0..10 (9 = 2 MiB blocks with 4 KiB pages)");
 		doc = agent_balloon_set_order((int)order, err, sizeof err);
 		if (!doc)
-			die(failure_code(errno), "%s", err);
+			vmc_die(failure_code(errno), "%s", err);
 		const char *note = vmc_json_get_str(doc, "note");
 		if (note && !cli->json)
-			warn("%s", note);
+			vmc_warn("%s", note);
 	} else {
 		doc = agent_balloon(err, sizeof err);
 		if (!doc)
-			die(VMC_EXIT_FAILURE, "%s", err);
+			vmc_die(VMC_EXIT_FAILURE, "%s", err);
 	}
 	emit(cli, doc, balloon_print);
 	return 0;
@@ -256,7 +256,7 @@ static int cmd_engine(const struct cli *cli)
 	else
 		usage_error("engine", "needs status, freeze or thaw");
 	if (!doc)
-		die(failure_code(errno), "%s", err);
+		vmc_die(failure_code(errno), "%s", err);
 	emit(cli, doc, engine_print);
 	return 0;
 }
@@ -289,7 +289,7 @@ int main(int argc, char **argv)
 	struct cli cli = {0};
 	cli.args = calloc((size_t)argc, sizeof *cli.args);
 	if (!cli.args)
-		die(VMC_EXIT_FAILURE, "out of memory");
+		vmc_die(VMC_EXIT_FAILURE, "out of memory");
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "--json") == 0) {
@@ -301,7 +301,8 @@ int main(int argc, char **argv)
 			printf("vmcost-agent %s\n", VMCOST_VERSION);
 			return 0;
 		} else if (!cli.command && a[0] == '-') {
-			die(VMC_EXIT_USAGE, "unknown option \"%s\": see vmcost-agent --help", a);
+			vmc_die(VMC_EXIT_USAGE, "unknown option \"%s\": see vmcost-agent --help",
+				a);
 		} else if (!cli.command) {
 			cli.command = a;
 		} else {
@@ -318,5 +319,5 @@ int main(int argc, char **argv)
 			free(cli.args);
 			return rc;
 		}
-	die(VMC_EXIT_USAGE, "unknown command \"%s\": see vmcost-agent --help", cli.command);
+	vmc_die(VMC_EXIT_USAGE, "unknown command \"%s\": see vmcost-agent --help", cli.command);
 }

@@ -192,7 +192,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		struct server_request req = {method, url, args.args, args.n, rs->body, rs->len};
 		server_route(srv->ctx, &req, &reply);
 	}
-	debug("%s %s -> %u", method, url, reply.status);
+	vmc_debug("%s %s -> %u", method, url, reply.status);
 	return send_reply(conn, &reply);
 }
 
@@ -219,7 +219,7 @@ __attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char 
 	size_t len = strlen(msg);
 	while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == '\r'))
 		msg[--len] = '\0';
-	debug("libmicrohttpd: %s", msg);
+	vmc_debug("libmicrohttpd: %s", msg);
 }
 
 /* Only our own socket file: another agent may have replaced it since. */

@@ -206,8 +206,8 @@ void server_log_trim(const json_t *doc, const char *origin)
 	const char *decision = vmc_json_get_str(doc, "decision");
 	const char *reason = vmc_json_get_str(doc, "reason");
 	if (!json_is_true(json_object_get(doc, "ran"))) {
-		debug("trim (%s) %s: %s", origin, decision ? decision : "skipped",
-		      reason ? reason : "");
+		vmc_debug("trim (%s) %s: %s", origin, decision ? decision : "skipped",
+			  reason ? reason : "");
 		return;
 	}
 	uint64_t freed = 0, reclaimed = 0;
@@ -215,10 +215,11 @@ void server_log_trim(const json_t *doc, const char *origin)
 	vmc_json_get_u64(doc, "reclaimed_bytes", &reclaimed);
 	const char *method = vmc_json_get_str(doc, "method");
 	char f[32], r[32];
-	info("trim (%s%s): %s freed %s (%s reclaimed)%s", origin,
-	     json_is_true(json_object_get(doc, "forced")) ? ", forced" : "", method ? method : "?",
-	     vmc_format_bytes(freed, f, sizeof f), vmc_format_bytes(reclaimed, r, sizeof r),
-	     json_is_true(json_object_get(doc, "compacted")) ? ", compacted" : "");
+	vmc_info("trim (%s%s): %s freed %s (%s reclaimed)%s", origin,
+		 json_is_true(json_object_get(doc, "forced")) ? ", forced" : "",
+		 method ? method : "?", vmc_format_bytes(freed, f, sizeof f),
+		 vmc_format_bytes(reclaimed, r, sizeof r),
+		 json_is_true(json_object_get(doc, "compacted")) ? ", compacted" : "");
 }
 
 static void post_trim(const struct server_ctx *ctx, const struct server_request *req,

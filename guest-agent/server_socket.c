@@ -144,7 +144,7 @@ static int check_component(const char *dir, bool last, char *err, size_t errsize
 {
 	struct stat sb;
 	if (lstat(dir, &sb) < 0) {
-		errorf(err, errsize, "cannot check the socket's directory %s:", dir);
+		vmc_errorf(err, errsize, "cannot check the socket's directory %s:", dir);
 		return -1;
 	}
 	if (!S_ISDIR(sb.st_mode)) {
@@ -189,11 +189,11 @@ static int safe_directory(const char *path, char *resolved, char *err, size_t er
 	else
 		*slash = '\0';
 	if (!realpath(dir, resolved)) {
-		errorf(err, errsize,
-		       errno == ENOENT
-			   ? "cannot create the socket %s (its directory does not exist):"
-			   : "cannot create the socket %s:",
-		       path);
+		vmc_errorf(err, errsize,
+			   errno == ENOENT
+			       ? "cannot create the socket %s (its directory does not exist):"
+			       : "cannot create the socket %s:",
+			   path);
 		return -1;
 	}
 	size_t len = strlen(resolved);
@@ -237,7 +237,7 @@ static int clear_socket_path(const char *path, char *err, size_t errsize)
 	if (lstat(path, &sb) < 0) {
 		if (errno == ENOENT)
 			return 0;
-		errorf(err, errsize, "cannot check %s:", path);
+		vmc_errorf(err, errsize, "cannot check %s:", path);
 		return -1;
 	}
 	if (!S_ISSOCK(sb.st_mode)) {
@@ -253,7 +253,7 @@ static int clear_socket_path(const char *path, char *err, size_t errsize)
 		return -1;
 	int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (probe < 0) {
-		errorf(err, errsize, "socket:");
+		vmc_errorf(err, errsize, "socket:");
 		return -1;
 	}
 	int rc = connect(probe, (const struct sockaddr *)&addr, sizeof addr);
@@ -268,14 +268,14 @@ static int clear_socket_path(const char *path, char *err, size_t errsize)
 	}
 	if (saved != ECONNREFUSED) {
 		errno = saved;
-		errorf(err, errsize, "cannot probe %s:", path);
+		vmc_errorf(err, errsize, "cannot probe %s:", path);
 		return -1;
 	}
 	if (unlink(path) < 0 && errno != ENOENT) {
-		errorf(err, errsize, "cannot remove the stale socket %s:", path);
+		vmc_errorf(err, errsize, "cannot remove the stale socket %s:", path);
 		return -1;
 	}
-	info("removed the stale socket %s", path);
+	vmc_info("removed the stale socket %s", path);
 	return 0;
 }
 
@@ -283,15 +283,16 @@ static int clear_socket_path(const char *path, char *err, size_t errsize)
 static void socket_ids(const struct agent_config *cfg, uid_t *uid, gid_t *gid)
 {
 	if (server_user_uid(cfg->socket_owner, uid) < 0) {
-		warn("user \"%s\" does not exist: %s is owned by root (create the user or set "
-		     "\"socket-owner:\" in the config)",
-		     cfg->socket_owner, cfg->socket_path);
+		vmc_warn("user \"%s\" does not exist: %s is owned by root (create the user or set "
+			 "\"socket-owner:\" in the config)",
+			 cfg->socket_owner, cfg->socket_path);
 		*uid = 0;
 	}
 	if (server_group_gid(cfg->socket_group, gid) < 0) {
-		warn("group \"%s\" does not exist: %s is for root only (create the group or set "
-		     "\"socket-group:\" in the config)",
-		     cfg->socket_group, cfg->socket_path);
+		vmc_warn(
+		    "group \"%s\" does not exist: %s is for root only (create the group or set "
+		    "\"socket-group:\" in the config)",
+		    cfg->socket_group, cfg->socket_path);
 		*gid = 0;
 	}
 }
@@ -304,7 +305,7 @@ static int bind_private(int fd, const char *tmp, const struct agent_config *cfg,
 	if (unix_address(tmp, &addr, err, errsize) < 0)
 		return -1;
 	if (bind(fd, (const struct sockaddr *)&addr, sizeof addr) < 0) {
-		errorf(err, errsize, "cannot create the socket %s:", tmp);
+		vmc_errorf(err, errsize, "cannot create the socket %s:", tmp);
 		return -1;
 	}
 	uid_t uid;
@@ -312,13 +313,14 @@ static int bind_private(int fd, const char *tmp, const struct agent_config *cfg,
 	socket_ids(cfg, &uid, &gid);
 	struct stat sb;
 	if (lchown(tmp, uid, gid) < 0) {
-		errorf(err, errsize, "cannot give %s to %s:%s (%u:%u):", cfg->socket_path,
-		       cfg->socket_owner, cfg->socket_group, (unsigned)uid, (unsigned)gid);
+		vmc_errorf(err, errsize, "cannot give %s to %s:%s (%u:%u):", cfg->socket_path,
+			   cfg->socket_owner, cfg->socket_group, (unsigned)uid, (unsigned)gid);
 		return -1;
 	}
 	/* No lchmod on Linux; in a directory only we can enter, tmp is the socket we bound. */
 	if (chmod(tmp, (mode_t)cfg->socket_mode) < 0 || lstat(tmp, &sb) < 0) {
-		errorf(err, errsize, "cannot chmod %04o %s:", cfg->socket_mode, cfg->socket_path);
+		vmc_errorf(err, errsize, "cannot chmod %04o %s:", cfg->socket_mode,
+			   cfg->socket_path);
 		return -1;
 	}
 	sock->dev = sb.st_dev;
@@ -343,26 +345,26 @@ int server_listen_unix(const struct agent_config *cfg, struct server_socket *soc
 	    clear_socket_path(path, err, errsize) < 0)
 		return -1;
 	if (!mkdtemp(tmpdir)) {
-		errorf(err, errsize, "cannot create a private directory in %s:", dir);
+		vmc_errorf(err, errsize, "cannot create a private directory in %s:", dir);
 		return -1;
 	}
 	snprintf(tmp, sizeof tmp, "%s/s", tmpdir);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		errorf(err, errsize, "socket:");
+		vmc_errorf(err, errsize, "socket:");
 		rmdir(tmpdir);
 		return -1;
 	}
 	int rc = bind_private(fd, tmp, cfg, sock, err, errsize);
 	/* link() never replaces: a file that appeared at path since we cleared it stays. */
 	if (rc == 0 && link(tmp, path) < 0) {
-		errorf(err, errsize, "cannot put the socket in place at %s:", path);
+		vmc_errorf(err, errsize, "cannot put the socket in place at %s:", path);
 		rc = -1;
 	}
 	unlink(tmp);
 	rmdir(tmpdir);
 	if (rc == 0 && listen(fd, 64) < 0) {
-		errorf(err, errsize, "listen on %s:", path);
+		vmc_errorf(err, errsize, "listen on %s:", path);
 		unlink(path);
 		rc = -1;
 	}

@@ -215,13 +215,13 @@ static void save(struct agent_state *st)
 	}
 	snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		debug("cannot create %s:", dir);
+		vmc_debug("cannot create %s:", dir);
 	/* Write then rename: a CLI reading concurrently never sees half a file. */
 	if (json_dump_file(doc, tmp, JSON_COMPACT) == 0 && rename(tmp, path) == 0) {
 		json_decref(doc);
 		return;
 	}
-	debug("cannot save the trim history to %s:", path);
+	vmc_debug("cannot save the trim history to %s:", path);
 	unlink(tmp);
 	json_decref(doc);
 }

@@ -111,7 +111,7 @@ json_t *agent_status(struct agent_state *st, char *err, size_t errsize)
 {
 	struct vmc_meminfo mi;
 	if (vmc_meminfo_read(&mi) < 0) {
-		errorf(err, errsize, "cannot read /proc/meminfo:");
+		vmc_errorf(err, errsize, "cannot read /proc/meminfo:");
 		return NULL;
 	}
 	struct balloon_info b;

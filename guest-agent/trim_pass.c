@@ -65,7 +65,7 @@ int trim_pass_plan(struct trim_pass *p, const struct agent_config *cfg,
 	memset(p, 0, sizeof *p);
 	if (vmc_meminfo_read(&p->before) < 0) {
 		p->errnum = errno;
-		errorf(err, errsize, "cannot read /proc/meminfo:");
+		vmc_errorf(err, errsize, "cannot read /proc/meminfo:");
 		return -1;
 	}
 	p->floor = cfg->floor_bytes;
@@ -106,11 +106,11 @@ static void lower_priority(struct saved_priority *saved)
 	struct sched_param idle = {0};
 	if (saved->sched_saved && saved->policy != SCHED_IDLE &&
 	    pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle) != 0)
-		debug("cannot switch the trim pass to SCHED_IDLE");
+		vmc_debug("cannot switch the trim pass to SCHED_IDLE");
 	saved->ioprio = syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0);
 	if (syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
 		    IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT) < 0)
-		debug("cannot set idle I/O priority for the trim pass:");
+		vmc_debug("cannot set idle I/O priority for the trim pass:");
 }
 
 static void restore_priority(const struct saved_priority *saved)
@@ -168,14 +168,14 @@ static int reclaim_failed(struct trim_pass *p, int e, char *err, size_t errsize)
 		return 0;
 	errno = e;
 	if (p->auto_method) {
-		errorf(p->fallback, sizeof p->fallback, "%s:", TRIM_RECLAIM_PATH);
+		vmc_errorf(p->fallback, sizeof p->fallback, "%s:", TRIM_RECLAIM_PATH);
 		return 1;
 	}
 	p->errnum = e;
-	errorf(err, errsize,
-	       "cannot write %s (set method: auto in the agent config to fall back to "
-	       "drop_caches):",
-	       TRIM_RECLAIM_PATH);
+	vmc_errorf(err, errsize,
+		   "cannot write %s (set method: auto in the agent config to fall back to "
+		   "drop_caches):",
+		   TRIM_RECLAIM_PATH);
 	return -1;
 }
 
@@ -219,7 +219,7 @@ static int reclaim_steps(struct trim_pass *p, const struct trim_io *io, char *er
 			p->format = TRIM_FORMAT_SWAPPINESS;
 		if (vmc_meminfo_read(&cur) < 0) {
 			p->errnum = errno;
-			errorf(err, errsize, "cannot read /proc/meminfo after reclaim:");
+			vmc_errorf(err, errsize, "cannot read /proc/meminfo after reclaim:");
 			return -1;
 		}
 		uint64_t now = trim_reclaimable(&cur);
@@ -243,10 +243,10 @@ static int drop_caches(struct trim_pass *p, const struct trim_io *io, char *err,
 	/* 1 = page cache only: dentries and inodes are small and costly to rebuild. */
 	if (io->write(io->ctx, TRIM_DROP_CACHES_PATH, "1") < 0) {
 		p->errnum = errno;
-		errorf(err, errsize,
-		       errno == EACCES || errno == EPERM ? "cannot write %s (run as root):"
-							 : "cannot write %s:",
-		       TRIM_DROP_CACHES_PATH);
+		vmc_errorf(err, errsize,
+			   errno == EACCES || errno == EPERM ? "cannot write %s (run as root):"
+							     : "cannot write %s:",
+			   TRIM_DROP_CACHES_PATH);
 		return -1;
 	}
 	p->steps++;

@@ -317,7 +317,7 @@ json_t *wakeups_measure(double seconds, void (*tick)(double left, void *ctx), vo
 	}
 	struct wakeups_sample a, b;
 	if (wakeups_sample_take(&a) < 0) {
-		errorf(err, errsize, "cannot sample /proc:");
+		vmc_errorf(err, errsize, "cannot sample /proc:");
 		return NULL;
 	}
 	if (!a.has_irq && !a.has_stat) {
@@ -338,7 +338,7 @@ json_t *wakeups_measure(double seconds, void (*tick)(double left, void *ctx), vo
 		int saved = errno;
 		wakeups_sample_free(&a);
 		errno = saved;
-		errorf(err, errsize, "cannot sample /proc:");
+		vmc_errorf(err, errsize, "cannot sample /proc:");
 		return NULL;
 	}
 	json_t *doc = wakeups_between(&a, &b, getpid());

@@ -65,7 +65,7 @@ __attribute__((format(printf, 2, 0))) static void vlog(enum vmc_level level, con
 {
 	int saved_errno = errno;
 	char msg[2048];
-	verrorf(msg, sizeof msg, fmt, ap);
+	vmc_verrorf(msg, sizeof msg, fmt, ap);
 	if (log_syslog) {
 		static const int prio[] = {LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG};
 		syslog(prio[level], "%s", msg);
@@ -76,7 +76,7 @@ __attribute__((format(printf, 2, 0))) static void vlog(enum vmc_level level, con
 	errno = saved_errno;
 }
 
-void die(int code, const char *fmt, ...)
+void vmc_die(int code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -85,7 +85,7 @@ void die(int code, const char *fmt, ...)
 	exit(code);
 }
 
-void warn(const char *fmt, ...)
+void vmc_warn(const char *fmt, ...)
 {
 	if (log_level < VMC_LOG_WARN)
 		return;
@@ -95,7 +95,7 @@ void warn(const char *fmt, ...)
 	va_end(ap);
 }
 
-void info(const char *fmt, ...)
+void vmc_info(const char *fmt, ...)
 {
 	if (log_level < VMC_LOG_INFO)
 		return;
@@ -105,7 +105,7 @@ void info(const char *fmt, ...)
 	va_end(ap);
 }
 
-void debug(const char *fmt, ...)
+void vmc_debug(const char *fmt, ...)
 {
 	if (log_level < VMC_LOG_DEBUG)
 		return;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* One error idiom for both programs: die()/warn()/info()/debug(), documented exit codes. */
+/* One error idiom for both programs: vmc_die()/vmc_warn()/vmc_info()/vmc_debug(), documented exit
+ * codes. */
 #ifndef VMC_LOG_H
 #define VMC_LOG_H
 
@@ -38,14 +39,14 @@ void vmc_log_use_syslog(bool on);
 int vmc_log_level_parse(const char *s);
 
 /*
- * A format ending in ':' appends " strerror(errno)" (the rule of errorf() in message.h, which
- * keeps a message in a buffer instead of printing it). die() exits with code; the message should
- * say what to do next. errno is left as it was.
+ * A format ending in ':' appends " strerror(errno)" (the rule of vmc_errorf() in message.h, which
+ * keeps a message in a buffer instead of printing it). vmc_die() exits with code; the message
+ * should say what to do next. errno is left as it was.
  */
-__attribute__((noreturn, format(printf, 2, 3))) void die(int code, const char *fmt, ...);
-__attribute__((format(printf, 1, 2))) void warn(const char *fmt, ...);
-__attribute__((format(printf, 1, 2))) void info(const char *fmt, ...);
-__attribute__((format(printf, 1, 2))) void debug(const char *fmt, ...);
+__attribute__((noreturn, format(printf, 2, 3))) void vmc_die(int code, const char *fmt, ...);
+__attribute__((format(printf, 1, 2))) void vmc_warn(const char *fmt, ...);
+__attribute__((format(printf, 1, 2))) void vmc_info(const char *fmt, ...);
+__attribute__((format(printf, 1, 2))) void vmc_debug(const char *fmt, ...);
 
 /* True when colour escapes may be written to f: a TTY and NO_COLOR unset or empty. */
 bool vmc_use_color(FILE *f);

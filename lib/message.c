@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-char *textf(char *buf, size_t size, const char *fmt, ...)
+char *vmc_textf(char *buf, size_t size, const char *fmt, ...)
 {
 	if (size == 0)
 		return buf;
@@ -20,7 +20,7 @@ char *textf(char *buf, size_t size, const char *fmt, ...)
 	return buf;
 }
 
-char *verrorf(char *buf, size_t size, const char *fmt, va_list ap)
+char *vmc_verrorf(char *buf, size_t size, const char *fmt, va_list ap)
 {
 	if (size == 0)
 		return buf;
@@ -46,11 +46,11 @@ char *verrorf(char *buf, size_t size, const char *fmt, va_list ap)
 	return buf;
 }
 
-char *errorf(char *buf, size_t size, const char *fmt, ...)
+char *vmc_errorf(char *buf, size_t size, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	verrorf(buf, size, fmt, ap);
+	vmc_verrorf(buf, size, fmt, ap);
 	va_end(ap);
 	return buf;
 }

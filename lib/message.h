@@ -5,11 +5,12 @@
  * it (cli_fail, die). Truncating a long path in such a line is acceptable and wanted, so it is
  * done on purpose here instead of silencing -Wformat-truncation at every call.
  *
- * The error idiom, the same for errorf(), die(), warn() and cli_fail(): a format that ends in
+ * The error idiom, the same for vmc_errorf(), vmc_die(), vmc_warn() and cli_fail(): a format that
+ *ends in
  * ':' gets " " and strerror(errno) appended, errno as it was when the call was made:
  *
  *	if (vmc_read_file(path, max, &buf, &len) < 0)
- *		return errorf(err, errsize, "cannot read %s:", path), VMC_EXIT_FAILURE;
+ *		return vmc_errorf(err, errsize, "cannot read %s:", path), VMC_EXIT_FAILURE;
  *	-> "cannot read /x/lima.yaml: Is a directory"
  *
  * errno is left as it was, so a caller can still choose an exit code from it afterwards.
@@ -21,15 +22,16 @@
 #include <stddef.h>
 
 /* Formats into buf (always NUL-terminated when size > 0); returns buf. No ':' rule. */
-__attribute__((format(printf, 3, 4))) char *textf(char *buf, size_t size, const char *fmt, ...);
+__attribute__((format(printf, 3, 4))) char *vmc_textf(char *buf, size_t size, const char *fmt, ...);
 
 /*
- * An error message: textf() plus the ':' rule. When the line is too long, the message is cut,
+ * An error message: vmc_textf() plus the ':' rule. When the line is too long, the message is cut,
  * never the reason. errno 0 (nothing said why) drops the trailing ':' instead of appending
  * "Success". Returns buf; errno unchanged.
  */
-__attribute__((format(printf, 3, 4))) char *errorf(char *buf, size_t size, const char *fmt, ...);
-__attribute__((format(printf, 3, 0))) char *verrorf(char *buf, size_t size, const char *fmt,
-						    va_list ap);
+__attribute__((format(printf, 3, 4))) char *vmc_errorf(char *buf, size_t size, const char *fmt,
+						       ...);
+__attribute__((format(printf, 3, 0))) char *vmc_verrorf(char *buf, size_t size, const char *fmt,
+							va_list ap);
 
 #endif

@@ -107,11 +107,12 @@ static void freeze_work(struct probe_job *job)
 		json_t *j = resp.body ? json_loads(resp.body, 0, NULL) : NULL;
 		const char *msg = j ? vmc_json_get_str(j, "error") : NULL;
 		if (msg)
-			textf(job->heal_why, sizeof job->heal_why, "%s", msg);
+			vmc_textf(job->heal_why, sizeof job->heal_why, "%s", msg);
 		else if (resp.status)
-			textf(job->heal_why, sizeof job->heal_why, "HTTP %ld", resp.status);
+			vmc_textf(job->heal_why, sizeof job->heal_why, "HTTP %ld", resp.status);
 		else
-			textf(job->heal_why, sizeof job->heal_why, "%s: %s", f.host, resp.error);
+			vmc_textf(job->heal_why, sizeof job->heal_why, "%s: %s", f.host,
+				  resp.error);
 		json_decref(j);
 	}
 	http_response_free(&resp);
@@ -132,19 +133,20 @@ static void heal_work(struct probe_job *job)
 	char why[512];
 	if (forward_check(&f, FORWARD_PROBE_TIMEOUT_MS, why, sizeof why) == FORWARD_ANSWERS) {
 		job->heal = AUTOSTOP_HEALED;
-		textf(job->heal_why, sizeof job->heal_why, "it answered again by itself");
+		vmc_textf(job->heal_why, sizeof job->heal_why, "it answered again by itself");
 		return;
 	}
 	double t0 = (double)uv_hrtime() / 1e9;
 	if (forward_heal(job->instance_dir, job->instance, &f, err, sizeof err) == 0) {
 		job->heal = AUTOSTOP_HEALED;
-		textf(job->heal_why, sizeof job->heal_why,
-		      "its forward was dead: removed the socket file and forwarded it again with "
-		      "ssh -O forward in %.1f s",
-		      (double)uv_hrtime() / 1e9 - t0);
+		vmc_textf(
+		    job->heal_why, sizeof job->heal_why,
+		    "its forward was dead: removed the socket file and forwarded it again with "
+		    "ssh -O forward in %.1f s",
+		    (double)uv_hrtime() / 1e9 - t0);
 	} else {
 		job->heal = AUTOSTOP_HEAL_FAILED;
-		textf(job->heal_why, sizeof job->heal_why, "%s", err);
+		vmc_textf(job->heal_why, sizeof job->heal_why, "%s", err);
 	}
 }
 
@@ -241,18 +243,18 @@ static void queue_probe(struct daemon *d, enum job_kind kind)
 {
 	struct probe_job *job = calloc(1, sizeof *job);
 	if (!job) {
-		warn("out of memory: skipping a Docker API %s", job_name(kind));
+		vmc_warn("out of memory: skipping a Docker API %s", job_name(kind));
 		return;
 	}
 	job->req.data = job;
 	job->d = d;
 	job->kind = kind;
-	textf(job->sock, sizeof job->sock, "%s", d->cfg->upstream);
-	textf(job->instance, sizeof job->instance, "%s", d->cfg->instance);
-	textf(job->instance_dir, sizeof job->instance_dir, "%s", d->cfg->instance_dir);
+	vmc_textf(job->sock, sizeof job->sock, "%s", d->cfg->upstream);
+	vmc_textf(job->instance, sizeof job->instance, "%s", d->cfg->instance);
+	vmc_textf(job->instance_dir, sizeof job->instance_dir, "%s", d->cfg->instance_dir);
 	int rc = uv_queue_work(&d->loop, &job->req, probe_work, probe_done);
 	if (rc < 0) {
-		warn("cannot queue a Docker API %s: %s", job_name(kind), uv_strerror(rc));
+		vmc_warn("cannot queue a Docker API %s: %s", job_name(kind), uv_strerror(rc));
 		free(job);
 		if (kind == JOB_HEAL)
 			apply(d, autostop_heal_done(&d->st, now_s(), AUTOSTOP_HEAL_FAILED,
@@ -287,7 +289,7 @@ static void on_ping_timer(uv_timer_t *t)
 
 static void limactl_log_path(const struct daemon *d, char *buf, size_t size)
 {
-	textf(buf, size, "%s/%s", d->cfg->instance_dir, AUTOSTOP_LIMACTL_LOG);
+	vmc_textf(buf, size, "%s/%s", d->cfg->instance_dir, AUTOSTOP_LIMACTL_LOG);
 }
 
 /* The last line limactl wrote ("level=fatal msg=..."), for the decision log. */
@@ -350,7 +352,7 @@ static int spawn_limactl(struct daemon *d, struct child *c, const char *verb)
 	/* limactl start waits 10 min by default; a start is given as long as held clients wait,
 	 * so that limactl does not give up on a slow boot that autostop still waits for. */
 	char timeout[32];
-	textf(timeout, sizeof timeout, "--timeout=%.0fs", d->cfg->start_timeout_s);
+	vmc_textf(timeout, sizeof timeout, "--timeout=%.0fs", d->cfg->start_timeout_s);
 	char *start_args[] = {"limactl", "start", "--tty=false", timeout, (char *)d->cfg->instance,
 			      NULL};
 	char *stop_args[] = {"limactl", "stop", "--tty=false", (char *)d->cfg->instance, NULL};
@@ -394,8 +396,8 @@ static void on_stop_deadline(uv_timer_t *t)
 {
 	struct daemon *d = t->data;
 	if (d->stop.running) {
-		warn("limactl stop %s still runs after %.0f s: terminating it", d->cfg->instance,
-		     d->cfg->stop_timeout_s);
+		vmc_warn("limactl stop %s still runs after %.0f s: terminating it",
+			 d->cfg->instance, d->cfg->stop_timeout_s);
 		uv_process_kill(&d->stop.proc, SIGTERM);
 	}
 }
@@ -403,9 +405,10 @@ static void on_stop_deadline(uv_timer_t *t)
 static void why_spawn_failed(int rc, char *buf, size_t size)
 {
 	if (rc == UV_ENOENT)
-		textf(buf, size, "limactl is not on PATH (install Lima, or put limactl on PATH)");
+		vmc_textf(buf, size,
+			  "limactl is not on PATH (install Lima, or put limactl on PATH)");
 	else
-		textf(buf, size, "cannot run limactl: %s", uv_strerror(rc));
+		vmc_textf(buf, size, "cannot run limactl: %s", uv_strerror(rc));
 }
 
 static void begin_start(struct daemon *d)
@@ -551,9 +554,9 @@ static void relay_upstream_failed(struct relay *r, int status, void *ctx)
 	char why[200];
 	if (status == UV_EAGAIN) {
 		if (relay_connect_failures(r) >= BUSY_RETRIES) {
-			textf(why, sizeof why, "docker.sock stayed busy (%s) for %d s",
-			      uv_strerror(status), BUSY_RETRIES * BUSY_RETRY_MS / 1000);
-			warn("closing a client: %s", why);
+			vmc_textf(why, sizeof why, "docker.sock stayed busy (%s) for %d s",
+				  uv_strerror(status), BUSY_RETRIES * BUSY_RETRY_MS / 1000);
+			vmc_warn("closing a client: %s", why);
 			relay_close(r, why);
 		} else if (!uv_is_active((uv_handle_t *)&d->busy_timer)) {
 			uv_timer_start(&d->busy_timer, on_busy_timer, BUSY_RETRY_MS, 0);
@@ -563,9 +566,9 @@ static void relay_upstream_failed(struct relay *r, int status, void *ctx)
 	/* Only a missing or refusing socket means the VM is not there; anything else (a
 	 * permission problem, a path that is not a socket) a start would not cure. */
 	if (status != UV_ENOENT && status != UV_ECONNREFUSED) {
-		textf(why, sizeof why, "cannot connect to %s: %s", d->cfg->upstream,
-		      uv_strerror(status));
-		warn("closing a client: %s", why);
+		vmc_textf(why, sizeof why, "cannot connect to %s: %s", d->cfg->upstream,
+			  uv_strerror(status));
+		vmc_warn("closing a client: %s", why);
 		relay_close(r, why);
 		return;
 	}
@@ -609,7 +612,7 @@ static void relay_closed(struct relay *r, const char *why, void *ctx)
 	struct daemon *d = ctx;
 	relay_list_remove(&d->relays, r);
 	if (why && *why)
-		debug("client connection ended: %s", why);
+		vmc_debug("client connection ended: %s", why);
 	apply(d, autostop_client_closed(&d->st, now_s()));
 }
 
@@ -625,13 +628,14 @@ static void on_client(uv_stream_t *server, int status)
 {
 	struct daemon *d = server->data;
 	if (status < 0) {
-		warn("accepting a client on %s failed: %s", d->cfg->listen, uv_strerror(status));
+		vmc_warn("accepting a client on %s failed: %s", d->cfg->listen,
+			 uv_strerror(status));
 		return;
 	}
 	int err = 0;
 	struct relay *r = relay_accept(server, &hooks, d, &err);
 	if (!r) {
-		warn("accepting a client on %s failed: %s", d->cfg->listen, uv_strerror(err));
+		vmc_warn("accepting a client on %s failed: %s", d->cfg->listen, uv_strerror(err));
 		return;
 	}
 	relay_list_add(&d->relays, r);
@@ -669,10 +673,11 @@ static int open_listeners(struct daemon *d, char *err, size_t errsize)
 			e = uv_listen((uv_stream_t *)&d->listener, SOCKFILE_BACKLOG, on_client);
 		if (e < 0) {
 			uv_close((uv_handle_t *)&d->listener, NULL);
-			errorf(err, errsize,
-			       "cannot use the listening socket passed by the service manager (fd "
-			       "%d): %s",
-			       cfg->listen_fd, uv_strerror(e));
+			vmc_errorf(
+			    err, errsize,
+			    "cannot use the listening socket passed by the service manager (fd "
+			    "%d): %s",
+			    cfg->listen_fd, uv_strerror(e));
 			return VMC_EXIT_FAILURE;
 		}
 	} else {
@@ -713,10 +718,10 @@ static void on_signal(uv_signal_t *sig, int signum)
 	if (d->shutting_down)
 		return;
 	char msg[400];
-	textf(msg, sizeof msg, "%s: listener closed, %s left %s%s; exiting",
-	      signum == SIGTERM ? "SIGTERM" : "SIGINT", d->cfg->instance,
-	      d->st.state == AUTOSTOP_STARTING ? "starting" : "as it is",
-	      d->start.running || d->stop.running ? " (limactl keeps running)" : "");
+	vmc_textf(msg, sizeof msg, "%s: listener closed, %s left %s%s; exiting",
+		  signum == SIGTERM ? "SIGTERM" : "SIGINT", d->cfg->instance,
+		  d->st.state == AUTOSTOP_STARTING ? "starting" : "as it is",
+		  d->start.running || d->stop.running ? " (limactl keeps running)" : "");
 	log_line(d, "exit", msg);
 	d->shutting_down = true;
 	close_listeners(d);
@@ -769,7 +774,7 @@ int autostop_daemon_run(const struct autostop_config *cfg, char *err, size_t err
 	err[0] = '\0';
 	struct daemon *d = calloc(1, sizeof *d);
 	if (!d) {
-		errorf(err, errsize, "out of memory");
+		vmc_errorf(err, errsize, "out of memory");
 		return VMC_EXIT_FAILURE;
 	}
 	d->cfg = cfg;
@@ -789,9 +794,9 @@ int autostop_daemon_run(const struct autostop_config *cfg, char *err, size_t err
 	init_handles(d);
 	char period[32], msg[PATH_MAX * 2 + 200];
 	vmc_format_duration(cfg->idle_s, period, sizeof period);
-	textf(msg, sizeof msg, "%s: listening on %s%s, relaying to %s; idle period %s",
-	      cfg->instance, cfg->listen, cfg->listen_fd >= 0 ? " (socket activation)" : "",
-	      cfg->upstream, period);
+	vmc_textf(msg, sizeof msg, "%s: listening on %s%s, relaying to %s; idle period %s",
+		  cfg->instance, cfg->listen, cfg->listen_fd >= 0 ? " (socket activation)" : "",
+		  cfg->upstream, period);
 	log_line(d, "listen", msg);
 	struct autostop_actions first =
 	    autostop_init(&d->st, cfg->instance, cfg->idle_s, cfg->instance_running, now_s());
@@ -800,7 +805,7 @@ int autostop_daemon_run(const struct autostop_config *cfg, char *err, size_t err
 	uv_run(&d->loop, UV_RUN_DEFAULT);
 	rc = uv_loop_close(&d->loop);
 	if (rc < 0)
-		debug("uv_loop_close: %s", uv_strerror(rc));
+		vmc_debug("uv_loop_close: %s", uv_strerror(rc));
 	free(d);
 	curl_global_cleanup();
 	return VMC_EXIT_OK;

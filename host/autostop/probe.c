@@ -26,7 +26,7 @@ static void append_name(struct autostop_check *c, const char *name)
 	size_t used = strlen(c->names);
 	if (*name == '/') /* Docker lists names as "/pg" */
 		name++;
-	textf(c->names + used, sizeof c->names - used, "%s%s", used ? ", " : "", name);
+	vmc_textf(c->names + used, sizeof c->names - used, "%s%s", used ? ", " : "", name);
 }
 
 int probe_parse_containers(const char *body, size_t len, struct autostop_check *c)
@@ -48,7 +48,7 @@ int probe_parse_containers(const char *body, size_t len, struct autostop_check *
 		const char *id = json_string_value(json_object_get(item, "Id"));
 		char short_id[13] = "?";
 		if (!name && id)
-			textf(short_id, sizeof short_id, "%.12s", id);
+			vmc_textf(short_id, sizeof short_id, "%.12s", id);
 		append_name(c, name ? name : short_id);
 	}
 	json_decref(list);
@@ -65,11 +65,11 @@ void probe_check(const char *docker_sock, const char *instance, long timeout_ms,
 				   .timeout_ms = timeout_ms};
 	struct http_response resp;
 	if (http_do(&req, &resp) != 0) {
-		textf(c->error, sizeof c->error, "%s", resp.error);
+		vmc_textf(c->error, sizeof c->error, "%s", resp.error);
 	} else if (resp.status != 200) {
-		textf(c->error, sizeof c->error, "GET /containers/json: HTTP %ld", resp.status);
+		vmc_textf(c->error, sizeof c->error, "GET /containers/json: HTTP %ld", resp.status);
 	} else if (probe_parse_containers(resp.body ? resp.body : "", resp.body_len, c) < 0) {
-		textf(c->error, sizeof c->error, "GET /containers/json: not a container list");
+		vmc_textf(c->error, sizeof c->error, "GET /containers/json: not a container list");
 	} else {
 		c->api_ok = true;
 	}

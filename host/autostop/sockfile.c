@@ -44,15 +44,16 @@ bool sockfile_path_fits(const char *path, size_t *max)
 static int refuse_live(const char *path, const char *what, char *err, size_t errsize)
 {
 	if (strcmp(what, "status socket") == 0)
-		errorf(err, errsize,
-		       "another vmcost autostop already serves this instance (its status socket %s "
-		       "answers): see vmcost autostop NAME --status, and stop that one first",
-		       path);
+		vmc_errorf(
+		    err, errsize,
+		    "another vmcost autostop already serves this instance (its status socket %s "
+		    "answers): see vmcost autostop NAME --status, and stop that one first",
+		    path);
 	else
-		errorf(err, errsize,
-		       "%s %s is in use: another vmcost autostop (or another program) listens "
-		       "there; stop it first, or choose another path with --listen",
-		       what, path);
+		vmc_errorf(err, errsize,
+			   "%s %s is in use: another vmcost autostop (or another program) listens "
+			   "there; stop it first, or choose another path with --listen",
+			   what, path);
 	return VMC_EXIT_FAILURE;
 }
 
@@ -60,7 +61,7 @@ int sockfile_prepare(const char *path, const char *what, char *err, size_t errsi
 {
 	size_t max;
 	if (!sockfile_path_fits(path, &max)) {
-		errorf(
+		vmc_errorf(
 		    err, errsize,
 		    "%s %s is %zu bytes long; a unix socket path holds at most %zu bytes on this "
 		    "system (103 on macOS): choose a shorter path with --listen, or a shorter "
@@ -74,19 +75,20 @@ int sockfile_prepare(const char *path, const char *what, char *err, size_t errsi
 	case SOCKFILE_LIVE:
 		return refuse_live(path, what, err, errsize);
 	case SOCKFILE_OTHER:
-		errorf(err, errsize,
-		       "%s %s exists and is not a socket: move it away, or choose another path "
-		       "with --listen",
-		       what, path);
+		vmc_errorf(err, errsize,
+			   "%s %s exists and is not a socket: move it away, or choose another path "
+			   "with --listen",
+			   what, path);
 		return VMC_EXIT_FAILURE;
 	case SOCKFILE_STALE:
 		if (unlink(path) < 0) {
-			errorf(err, errsize, "cannot remove the stale socket %s:", path);
+			vmc_errorf(err, errsize, "cannot remove the stale socket %s:", path);
 			return VMC_EXIT_PERMISSION;
 		}
-		warn("removed the stale socket %s (left by a process that ended without cleaning "
-		     "up)",
-		     path);
+		vmc_warn(
+		    "removed the stale socket %s (left by a process that ended without cleaning "
+		    "up)",
+		    path);
 		return VMC_EXIT_OK;
 	}
 	return VMC_EXIT_OK;
@@ -105,7 +107,7 @@ int sockfile_listen(uv_loop_t *loop, uv_pipe_t *pipe, const char *path, void *da
 		rc = uv_listen((uv_stream_t *)pipe, SOCKFILE_BACKLOG, cb);
 	if (rc < 0) {
 		uv_close((uv_handle_t *)pipe, NULL);
-		errorf(err, errsize, "cannot listen on %s: %s", path, uv_strerror(rc));
+		vmc_errorf(err, errsize, "cannot listen on %s: %s", path, uv_strerror(rc));
 		return rc == UV_EACCES ? VMC_EXIT_PERMISSION : VMC_EXIT_FAILURE;
 	}
 	return VMC_EXIT_OK;

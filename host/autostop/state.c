@@ -67,7 +67,7 @@ decide(struct autostop *a, double now, struct autostop_actions *act, const char 
 
 static void kind(struct autostop *a, const char *k)
 {
-	textf(a->decision_kind, sizeof a->decision_kind, "%s", k);
+	vmc_textf(a->decision_kind, sizeof a->decision_kind, "%s", k);
 }
 
 static void arm(struct autostop_actions *act, double seconds)
@@ -99,7 +99,7 @@ struct autostop_actions autostop_init(struct autostop *a, const char *name, doub
 {
 	struct autostop_actions act = {0};
 	memset(a, 0, sizeof *a);
-	textf(a->name, sizeof a->name, "%s", name);
+	vmc_textf(a->name, sizeof a->name, "%s", name);
 	a->idle_period = idle_period;
 	a->state_since = now;
 	if (instance_running) {
@@ -231,7 +231,7 @@ struct autostop_actions autostop_upstream_refused(struct autostop *a, double now
 		set_state(a, AUTOSTOP_HEALING, now);
 		a->idle_since = 0;
 		act.todo |= AUTOSTOP_DO_HEAL | AUTOSTOP_DO_DISARM_TIMER;
-		textf(a->refused_why, sizeof a->refused_why, "%s", why);
+		vmc_textf(a->refused_why, sizeof a->refused_why, "%s", why);
 		kind(a, "heal");
 		decide(
 		    a, now, &act,

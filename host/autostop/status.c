@@ -106,7 +106,7 @@ int autostop_status_serve(uv_loop_t *loop, struct autostop_status_server *s, con
 	rc = sockfile_listen(loop, &s->pipe, path, s, on_status_client, err, errsize);
 	if (rc != VMC_EXIT_OK)
 		return rc;
-	textf(s->path, sizeof s->path, "%s", path);
+	vmc_textf(s->path, sizeof s->path, "%s", path);
 	s->open = s->unlink_on_close = true;
 	return VMC_EXIT_OK;
 }
@@ -173,33 +173,33 @@ int autostop_status_fetch(const char *instance_dir, json_t **doc, char *err, siz
 	*doc = NULL;
 	char path[4200];
 	if (!autostop_sock_path(instance_dir, AUTOSTOP_STATUS_SOCKET_NAME, path, sizeof path))
-		return errorf(err, errsize, "%s: path too long", instance_dir), -1;
+		return vmc_errorf(err, errsize, "%s: path too long", instance_dir), -1;
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	if (strlen(path) >= sizeof sa.sun_path)
-		return errorf(err, errsize, "%s: too long for a unix socket", path), -1;
+		return vmc_errorf(err, errsize, "%s: too long for a unix socket", path), -1;
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return errorf(err, errsize, "socket:"), -1;
+		return vmc_errorf(err, errsize, "socket:"), -1;
 	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
 		int e = errno;
 		close(fd);
 		errno = e;
 		if (e == ENOENT || e == ECONNREFUSED)
-			return errorf(err, errsize,
-				      "no vmcost autostop serves this instance (%s %s)", path,
-				      e == ENOENT ? "does not exist" : "is stale"),
+			return vmc_errorf(err, errsize,
+					  "no vmcost autostop serves this instance (%s %s)", path,
+					  e == ENOENT ? "does not exist" : "is stale"),
 			       -1;
-		return errorf(err, errsize, "%s:", path), -1;
+		return vmc_errorf(err, errsize, "%s:", path), -1;
 	}
 	size_t len = 0;
 	bool timed_out;
 	char *text = read_all(fd, &len, &timed_out);
 	close(fd);
 	if (!text)
-		return errorf(err, errsize, "%s: %s", path,
-			      timed_out ? "no answer within 2 s"
-					: "read failed or answer too long"),
+		return vmc_errorf(err, errsize, "%s: %s", path,
+				  timed_out ? "no answer within 2 s"
+					    : "read failed or answer too long"),
 		       -1;
 	json_error_t jerr;
 	*doc = json_loadb(text, len, 0, &jerr);
@@ -207,8 +207,8 @@ int autostop_status_fetch(const char *instance_dir, json_t **doc, char *err, siz
 	if (!json_is_object(*doc)) {
 		json_decref(*doc);
 		*doc = NULL;
-		return errorf(err, errsize, "%s: the answer is not a status document (%s)", path,
-			      jerr.text),
+		return vmc_errorf(err, errsize, "%s: the answer is not a status document (%s)",
+				  path, jerr.text),
 		       -1;
 	}
 	return 0;
@@ -236,14 +236,15 @@ void autostop_status_cell(const json_t *doc, char *buf, size_t size)
 	double start = num(doc, "last_start_s", &has_start);
 	char a[32], b[32];
 	if (strcmp(state, "running") == 0 && has_idle && idle > 0)
-		textf(buf, size, "idle %s", vmc_format_duration(idle, a, sizeof a));
+		vmc_textf(buf, size, "idle %s", vmc_format_duration(idle, a, sizeof a));
 	else if (strcmp(state, "stopped by autostop") == 0 && has_freed)
-		textf(buf, size, "stopped, freed %s",
-		      vmc_format_bytes_delta((int64_t)freed, a, sizeof a));
+		vmc_textf(buf, size, "stopped, freed %s",
+			  vmc_format_bytes_delta((int64_t)freed, a, sizeof a));
 	else if (strcmp(state, "running") == 0 && has_start)
-		textf(buf, size, "running, started in %s", vmc_format_duration(start, b, sizeof b));
+		vmc_textf(buf, size, "running, started in %s",
+			  vmc_format_duration(start, b, sizeof b));
 	else
-		textf(buf, size, "%s", state);
+		vmc_textf(buf, size, "%s", state);
 }
 
 void autostop_status_print(const json_t *doc, FILE *f)
@@ -273,8 +274,8 @@ void autostop_status_print(const json_t *doc, FILE *f)
 		present ? vmc_format_duration(start, a, sizeof a) : "none yet");
 	double freed = num(doc, "last_stop_ram_freed", &present);
 	fprintf(f, "  last stop:   %s\n",
-		present ? textf(b, sizeof b, "host free memory %s",
-				vmc_format_bytes_delta((int64_t)freed, a, sizeof a))
+		present ? vmc_textf(b, sizeof b, "host free memory %s",
+				    vmc_format_bytes_delta((int64_t)freed, a, sizeof a))
 			: "none yet");
 	fprintf(f, "  decision:    %s\n", str(doc, "last_decision"));
 	fprintf(f, "  daemon:      pid %lld, listening on %s\n",

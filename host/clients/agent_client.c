@@ -29,9 +29,10 @@ size_t agent_socket_path_max(void)
 
 static void service_hint(const char *name, char *buf, size_t size)
 {
-	textf(buf, size,
-	      "check the agent in the guest: limactl shell %s sudo rc-service cache-trim status",
-	      name);
+	vmc_textf(
+	    buf, size,
+	    "check the agent in the guest: limactl shell %s sudo rc-service cache-trim status",
+	    name);
 }
 
 static int check_socket(const char *socket_path, const char *name, char *err, size_t errsize)
@@ -39,37 +40,39 @@ static int check_socket(const char *socket_path, const char *name, char *err, si
 	char hint[200];
 	service_hint(name, hint, sizeof hint);
 	if (strlen(socket_path) > agent_socket_path_max()) {
-		textf(err, errsize,
-		      "the agent socket path %s is %zu bytes, longer than the %zu a unix socket "
-		      "allows here: use a shorter LIMA_HOME",
-		      socket_path, strlen(socket_path), agent_socket_path_max());
+		vmc_textf(
+		    err, errsize,
+		    "the agent socket path %s is %zu bytes, longer than the %zu a unix socket "
+		    "allows here: use a shorter LIMA_HOME",
+		    socket_path, strlen(socket_path), agent_socket_path_max());
 		return VMC_EXIT_AGENT;
 	}
 	struct stat st;
 	if (stat(socket_path, &st) < 0) {
 		if (errno == EACCES) {
-			textf(err, errsize,
-			      "cannot reach %s: permission denied (another user's instance? run as "
-			      "that user or root)",
-			      socket_path);
+			vmc_textf(
+			    err, errsize,
+			    "cannot reach %s: permission denied (another user's instance? run as "
+			    "that user or root)",
+			    socket_path);
 			return VMC_EXIT_PERMISSION;
 		}
-		textf(err, errsize,
-		      "vmcost-agent is not reachable: %s does not exist (is the agent's "
-		      "portForwards entry in lima.yaml?); %s",
-		      socket_path, hint);
+		vmc_textf(err, errsize,
+			  "vmcost-agent is not reachable: %s does not exist (is the agent's "
+			  "portForwards entry in lima.yaml?); %s",
+			  socket_path, hint);
 		return VMC_EXIT_AGENT;
 	}
 	if (!S_ISSOCK(st.st_mode)) {
-		textf(err, errsize, "%s is not a socket: remove it and restart the instance",
-		      socket_path);
+		vmc_textf(err, errsize, "%s is not a socket: remove it and restart the instance",
+			  socket_path);
 		return VMC_EXIT_AGENT;
 	}
 	if (access(socket_path, R_OK | W_OK) < 0 && errno == EACCES) {
-		textf(err, errsize,
-		      "cannot open %s: permission denied (another user's instance? run as that "
-		      "user or root)",
-		      socket_path);
+		vmc_textf(err, errsize,
+			  "cannot open %s: permission denied (another user's instance? run as that "
+			  "user or root)",
+			  socket_path);
 		return VMC_EXIT_PERMISSION;
 	}
 	return VMC_EXIT_OK;
@@ -87,11 +90,11 @@ static void error_text(const struct http_response *resp, char *buf, size_t size)
 			msg = json_string_value(json_object_get(j, "message"));
 	}
 	if (msg)
-		textf(buf, size, "%s", msg);
+		vmc_textf(buf, size, "%s", msg);
 	else if (resp->body && resp->body_len)
-		textf(buf, size, "%.*s", (int)strcspn(resp->body, "\r\n"), resp->body);
+		vmc_textf(buf, size, "%.*s", (int)strcspn(resp->body, "\r\n"), resp->body);
 	else
-		textf(buf, size, "no message");
+		vmc_textf(buf, size, "no message");
 	json_decref(j);
 }
 
@@ -115,16 +118,16 @@ static int agent_call_socket(const char *socket_path, const char *name, const ch
 	};
 	struct http_response resp;
 	if (http_do(&req, &resp) < 0) {
-		textf(err, errsize, "vmcost-agent did not answer %s %s through %s (%s): %s", method,
-		      path, socket_path, resp.error, hint);
+		vmc_textf(err, errsize, "vmcost-agent did not answer %s %s through %s (%s): %s",
+			  method, path, socket_path, resp.error, hint);
 		http_response_free(&resp);
 		return VMC_EXIT_AGENT;
 	}
 	if (resp.status < 200 || resp.status >= 300) {
 		char msg[300];
 		error_text(&resp, msg, sizeof msg);
-		textf(err, errsize, "vmcost-agent answered %ld to %s %s: %s", resp.status, method,
-		      path, msg);
+		vmc_textf(err, errsize, "vmcost-agent answered %ld to %s %s: %s", resp.status,
+			  method, path, msg);
 		http_response_free(&resp);
 		return VMC_EXIT_AGENT;
 	}
@@ -132,10 +135,10 @@ static int agent_call_socket(const char *socket_path, const char *name, const ch
 	json_t *j = resp.body ? json_loadb(resp.body, resp.body_len, 0, &jerr) : NULL;
 	http_response_free(&resp);
 	if (!j) {
-		textf(err, errsize,
-		      "the answer to %s %s is not JSON: is something other than vmcost-agent "
-		      "listening on %s?",
-		      method, path, socket_path);
+		vmc_textf(err, errsize,
+			  "the answer to %s %s is not JSON: is something other than vmcost-agent "
+			  "listening on %s?",
+			  method, path, socket_path);
 		return VMC_EXIT_AGENT;
 	}
 	*out = j;
@@ -148,8 +151,8 @@ int agent_call(const struct lima_instance *inst, const char *method, const char 
 	char sock[4096];
 	*out = NULL;
 	if (agent_socket_path(inst, sock, sizeof sock) < 0) {
-		textf(err, errsize, "the instance directory %s is too long for a socket path",
-		      inst->dir);
+		vmc_textf(err, errsize, "the instance directory %s is too long for a socket path",
+			  inst->dir);
 		return VMC_EXIT_AGENT;
 	}
 	return agent_call_socket(sock, inst->name, method, path, body, timeout_ms, out, err,

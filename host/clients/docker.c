@@ -49,10 +49,10 @@ int docker_version(const struct docker *d, json_t **version, char *err, size_t e
 	http_response_free(&resp);
 	if (!json_is_object(j) || !vmc_json_get_str(j, "Version")) {
 		json_decref(j);
-		return errorf(err, errsize,
-			      "Docker API GET /version: the answer is not Docker's "
-			      "version document (is %s really docker.sock?)",
-			      d->socket_path),
+		return vmc_errorf(err, errsize,
+				  "Docker API GET /version: the answer is not Docker's "
+				  "version document (is %s really docker.sock?)",
+				  d->socket_path),
 		       VMC_EXIT_DOCKER;
 	}
 	*version = j;
@@ -84,8 +84,9 @@ int docker_registry_has_image(const struct docker *d, const char *image, long ti
 	if (resp.status != 200) {
 		char msg[512];
 		docker_message(resp.body, msg, sizeof msg);
-		errorf(err, errsize, "dockerd could not look %s up in its registry (HTTP %ld): %s",
-		       image, resp.status, msg);
+		vmc_errorf(err, errsize,
+			   "dockerd could not look %s up in its registry (HTTP %ld): %s", image,
+			   resp.status, msg);
 		rc = VMC_EXIT_DOCKER;
 	}
 	http_response_free(&resp);
@@ -164,12 +165,12 @@ int docker_image_pull(const struct docker *d, const char *image, docker_pull_pro
 		      void *ctx, char *err, size_t errsize)
 {
 	if (!docker_path_token(image))
-		return errorf(err, errsize, "invalid image reference \"%s\"", image),
+		return vmc_errorf(err, errsize, "invalid image reference \"%s\"", image),
 		       VMC_EXIT_DOCKER;
 	char repo[600], tag[200], erepo[1800], etag[600], path[2600];
 	docker_split_image(image, repo, sizeof repo, tag, sizeof tag);
 	if (url_escape(repo, erepo, sizeof erepo) != 0 || url_escape(tag, etag, sizeof etag) != 0)
-		return errorf(err, errsize, "invalid image reference \"%s\"", image),
+		return vmc_errorf(err, errsize, "invalid image reference \"%s\"", image),
 		       VMC_EXIT_DOCKER;
 	if (*tag)
 		snprintf(path, sizeof path, "/images/create?fromImage=%s&tag=%s", erepo, etag);
@@ -186,26 +187,28 @@ int docker_image_pull(const struct docker *d, const char *image, docker_pull_pro
 	    .ctx = &sink,
 	};
 	struct http_response resp;
-	debug("docker: POST %s", path);
+	vmc_debug("docker: POST %s", path);
 	int http_rc = http_do(&req, &resp);
 	docker_lines_finish(&sink.lines);
 	int rc = VMC_EXIT_DOCKER;
 	if (docker_aborted()) {
-		errorf(err, errsize, "pulling %s was interrupted", image);
+		vmc_errorf(err, errsize, "pulling %s was interrupted", image);
 	} else if (http_rc != 0) {
 		docker_transport_error(d, &resp, err, errsize);
 	} else if (resp.status != 200) {
 		char msg[512];
 		docker_message(sink.raw, msg, sizeof msg);
-		errorf(err, errsize,
-		       "pulling %s failed (HTTP %ld): %s: check the guest's network and registry "
-		       "access, or load the image with docker load",
-		       image, resp.status, msg);
+		vmc_errorf(
+		    err, errsize,
+		    "pulling %s failed (HTTP %ld): %s: check the guest's network and registry "
+		    "access, or load the image with docker load",
+		    image, resp.status, msg);
 	} else if (sink.lines.error[0]) {
-		errorf(err, errsize,
-		       "pulling %s failed: %s: check the guest's network and registry access, or "
-		       "load the image with docker load",
-		       image, sink.lines.error);
+		vmc_errorf(
+		    err, errsize,
+		    "pulling %s failed: %s: check the guest's network and registry access, or "
+		    "load the image with docker load",
+		    image, sink.lines.error);
 	} else {
 		rc = VMC_EXIT_OK;
 	}
@@ -223,9 +226,9 @@ int docker_container_create(const struct docker *d, const char *name, const json
 	if (name) {
 		char ename[300];
 		if (url_escape(name, ename, sizeof ename) != 0)
-			return errorf(err, errsize, "container name \"%s\" is too long", name),
+			return vmc_errorf(err, errsize, "container name \"%s\" is too long", name),
 			       VMC_EXIT_DOCKER;
-		textf(query, sizeof query, "name=%s", ename);
+		vmc_textf(query, sizeof query, "name=%s", ename);
 	}
 	struct http_response resp;
 	int rc = docker_call(d, &CONTAINER_CREATE, NULL, name ? query : NULL, config, &resp, err,
@@ -235,19 +238,20 @@ int docker_container_create(const struct docker *d, const char *name, const json
 	const char *image = vmc_json_get_str(config, "Image");
 	rc = VMC_EXIT_DOCKER;
 	if (resp.status == 404) {
-		errorf(err, errsize,
-		       "image %s is not present in the Docker of instance \"%s\": pull it (docker "
-		       "pull %s) or let vmcost pull it",
-		       image ? image : "?", *d->instance ? d->instance : "?", image ? image : "?");
+		vmc_errorf(
+		    err, errsize,
+		    "image %s is not present in the Docker of instance \"%s\": pull it (docker "
+		    "pull %s) or let vmcost pull it",
+		    image ? image : "?", *d->instance ? d->instance : "?", image ? image : "?");
 	} else if (resp.status == 409) {
 		char msg[512];
 		docker_message(resp.body, msg, sizeof msg);
-		errorf(
+		vmc_errorf(
 		    err, errsize,
 		    "a container named \"%s\" already exists: %s: remove it with docker rm -f %s",
 		    name ? name : "?", msg, name ? name : "?");
 	} else if (docker_body_string(resp.body, "Id", id, idsize) != 0) {
-		errorf(err, errsize, "Docker API POST /containers/create: no Id in the answer");
+		vmc_errorf(err, errsize, "Docker API POST /containers/create: no Id in the answer");
 	} else {
 		rc = VMC_EXIT_OK;
 	}
@@ -288,10 +292,10 @@ int docker_container_running(const struct docker *d, const char *id, bool *runni
 	json_t *state = j ? json_object_get(j, "State") : NULL;
 	json_t *run = state ? json_object_get(state, "Running") : NULL;
 	if (resp.status == 404) {
-		errorf(err, errsize, "container %.12s is gone", id);
+		vmc_errorf(err, errsize, "container %.12s is gone", id);
 		rc = VMC_EXIT_DOCKER;
 	} else if (!json_is_boolean(run)) {
-		errorf(err, errsize, "Docker API GET /containers/…/json: no State.Running");
+		vmc_errorf(err, errsize, "Docker API GET /containers/…/json: no State.Running");
 		rc = VMC_EXIT_DOCKER;
 	} else {
 		*running = json_is_true(run);

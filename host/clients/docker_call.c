@@ -44,19 +44,20 @@ int docker_transport_error(const struct docker *d, const struct http_response *r
 	const char *name = *d->instance ? d->instance : "NAME";
 	struct stat st;
 	if (stat(d->socket_path, &st) != 0)
-		return errorf(
+		return vmc_errorf(
 			   err, errsize,
 			   "Docker socket %s does not exist: instance \"%s\" runs no Docker (use a "
 			   "template with dockerd, or --workload fill)",
 			   d->socket_path, name),
 		       VMC_EXIT_DOCKER;
 	if (strstr(resp->error, "refused") || strstr(resp->error, "socket missing"))
-		return errorf(err, errsize,
-			      "dockerd is not answering on %s (%s): check it with limactl shell %s "
-			      "sudo rc-service docker status",
-			      d->socket_path, resp->error, name),
+		return vmc_errorf(
+			   err, errsize,
+			   "dockerd is not answering on %s (%s): check it with limactl shell %s "
+			   "sudo rc-service docker status",
+			   d->socket_path, resp->error, name),
 		       VMC_EXIT_DOCKER;
-	return errorf(err, errsize, "Docker API on %s failed: %s", d->socket_path, resp->error),
+	return vmc_errorf(err, errsize, "Docker API on %s failed: %s", d->socket_path, resp->error),
 	       VMC_EXIT_DOCKER;
 }
 
@@ -81,7 +82,7 @@ int docker_http_error(const char *what, long status, const char *body, char *err
 {
 	char msg[512];
 	docker_message(body, msg, sizeof msg);
-	return errorf(err, errsize, "Docker API %s: HTTP %ld: %s", what, status, msg),
+	return vmc_errorf(err, errsize, "Docker API %s: HTTP %ld: %s", what, status, msg),
 	       VMC_EXIT_DOCKER;
 }
 
@@ -130,25 +131,25 @@ int docker_call(const struct docker *d, const struct docker_endpoint *ep, const 
 	const char *slot = strstr(ep->path, "…");
 	if (slot) {
 		if (!docker_path_token(token))
-			return errorf(err, errsize, "invalid %s \"%s\"", ep->token_kind,
-				      token ? token : ""),
+			return vmc_errorf(err, errsize, "invalid %s \"%s\"", ep->token_kind,
+					  token ? token : ""),
 			       VMC_EXIT_DOCKER;
-		textf(path, sizeof path, "%.*s%s%s", (int)(slot - ep->path), ep->path, token,
-		      slot + strlen("…"));
+		vmc_textf(path, sizeof path, "%.*s%s%s", (int)(slot - ep->path), ep->path, token,
+			  slot + strlen("…"));
 	} else {
-		textf(path, sizeof path, "%s", ep->path);
+		vmc_textf(path, sizeof path, "%s", ep->path);
 	}
 	if (query) {
 		size_t len = strlen(path);
 		int n = snprintf(path + len, sizeof path - len, "?%s", query);
 		if (n < 0 || (size_t)n >= sizeof path - len)
-			return errorf(err, errsize, "Docker API %s %s: the query is too long",
-				      ep->method, path),
+			return vmc_errorf(err, errsize, "Docker API %s %s: the query is too long",
+					  ep->method, path),
 			       VMC_EXIT_DOCKER;
 	}
 	char *json = body ? vmc_json_compact(body) : NULL;
 	if (body && !json)
-		return errorf(err, errsize, "out of memory encoding a Docker request"),
+		return vmc_errorf(err, errsize, "out of memory encoding a Docker request"),
 		       VMC_EXIT_DOCKER;
 	struct http_request req = {
 	    .socket_path = d->socket_path,
@@ -157,7 +158,7 @@ int docker_call(const struct docker *d, const struct docker_endpoint *ep, const 
 	    .body = json,
 	    .timeout_ms = ep->timeout_ms ? ep->timeout_ms : d->timeout_ms,
 	};
-	debug("docker: %s %s", ep->method, path);
+	vmc_debug("docker: %s %s", ep->method, path);
 	int http_rc = http_do(&req, resp);
 	free(json);
 	int rc = VMC_EXIT_OK;
@@ -165,7 +166,7 @@ int docker_call(const struct docker *d, const struct docker_endpoint *ep, const 
 		rc = docker_transport_error(d, resp, err, errsize);
 	} else if (!status_ok(ep, resp->status)) {
 		char what[200];
-		textf(what, sizeof what, "%s %s", ep->method, ep->path);
+		vmc_textf(what, sizeof what, "%s %s", ep->method, ep->path);
 		rc = docker_http_error(what, resp->status, resp->body, err, errsize);
 	}
 	if (rc != VMC_EXIT_OK)

@@ -110,11 +110,11 @@ static int exec_create(const struct docker *d, const char *id, const char *const
 		return rc;
 	rc = VMC_EXIT_DOCKER;
 	if (resp.status == 404)
-		errorf(err, errsize, "container %.12s is gone", id);
+		vmc_errorf(err, errsize, "container %.12s is gone", id);
 	else if (resp.status == 409)
-		errorf(err, errsize, "container %.12s is not running", id);
+		vmc_errorf(err, errsize, "container %.12s is not running", id);
 	else if (docker_body_string(resp.body, "Id", exec_id, size) != 0)
-		errorf(err, errsize, "Docker API POST /containers/…/exec: no Id in the answer");
+		vmc_errorf(err, errsize, "Docker API POST /containers/…/exec: no Id in the answer");
 	else
 		rc = VMC_EXIT_OK;
 	http_response_free(&resp);
@@ -136,19 +136,19 @@ static int exec_start(const struct docker *d, const char *exec_id, long timeout_
 	    .ctx = sink,
 	};
 	struct http_response resp;
-	debug("docker: POST %s", path);
+	vmc_debug("docker: POST %s", path);
 	int http_rc = http_do(&req, &resp);
 	int rc = VMC_EXIT_DOCKER;
 	if (docker_aborted()) {
-		errorf(err, errsize, "interrupted");
+		vmc_errorf(err, errsize, "interrupted");
 	} else if (http_rc != 0) {
 		docker_transport_error(d, &resp, err, errsize);
 	} else if (resp.status != 200 && resp.status != 101) {
 		docker_http_error("POST /exec/…/start", resp.status, sink->errbody, err, errsize);
 	} else if (!docker_demux_complete(&sink->demux)) {
-		errorf(err, errsize,
-		       "Docker API POST /exec/…/start: the output stream is not Docker's "
-		       "multiplexed framing");
+		vmc_errorf(err, errsize,
+			   "Docker API POST /exec/…/start: the output stream is not Docker's "
+			   "multiplexed framing");
 	} else {
 		rc = VMC_EXIT_OK;
 	}
@@ -170,7 +170,7 @@ static int exec_inspect(const struct docker *d, const char *exec_id, long *exit_
 	if (json_is_integer(code)) {
 		*exit_code = (long)json_integer_value(code);
 	} else if (!*running) {
-		errorf(err, errsize, "Docker API GET /exec/…/json: no ExitCode");
+		vmc_errorf(err, errsize, "Docker API GET /exec/…/json: no ExitCode");
 		rc = VMC_EXIT_DOCKER;
 	}
 	json_decref(j);
@@ -185,9 +185,9 @@ int docker_exec_stream(const struct docker *d, const char *id, const char *const
 	memset(res, 0, sizeof *res);
 	res->exit_code = -1;
 	if (!docker_path_token(id))
-		return errorf(err, errsize, "invalid container id \"%s\"", id), VMC_EXIT_DOCKER;
+		return vmc_errorf(err, errsize, "invalid container id \"%s\"", id), VMC_EXIT_DOCKER;
 	if (!argv || !argv[0])
-		return errorf(err, errsize, "docker exec needs a command"), VMC_EXIT_DOCKER;
+		return vmc_errorf(err, errsize, "docker exec needs a command"), VMC_EXIT_DOCKER;
 	char exec_id[128];
 	int rc = exec_create(d, id, argv, env, exec_id, sizeof exec_id, err, errsize);
 	if (rc != VMC_EXIT_OK)
@@ -207,8 +207,9 @@ int docker_exec_stream(const struct docker *d, const char *id, const char *const
 			return rc;
 		usleep(EXEC_EXIT_POLL_MS * 1000);
 	}
-	return errorf(err, errsize, "exec %s in container %.12s still runs after its output ended",
-		      argv[0], id),
+	return vmc_errorf(err, errsize,
+			  "exec %s in container %.12s still runs after its output ended", argv[0],
+			  id),
 	       VMC_EXIT_DOCKER;
 }
 

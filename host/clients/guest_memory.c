@@ -39,9 +39,9 @@ int guest_status(const struct lima_instance *inst, long timeout_ms, struct guest
 	if (rc != VMC_EXIT_OK)
 		return rc;
 	if (guest_memory_from_status(doc, gm) < 0) {
-		textf(err, errsize,
-		      "vmcost-agent's status has no memory figures: is the agent older than "
-		      "vmcost? (update it in the guest)");
+		vmc_textf(err, errsize,
+			  "vmcost-agent's status has no memory figures: is the agent older than "
+			  "vmcost? (update it in the guest)");
 		json_decref(doc);
 		return VMC_EXIT_AGENT;
 	}

@@ -28,15 +28,15 @@ int lima_instance_load(const char *name, struct lima_instance *inst, char *err, 
 {
 	memset(inst, 0, sizeof *inst);
 	if (!lima_name_valid(name)) {
-		textf(err, errsize,
-		      "\"%s\" is not a Lima instance name (letters, digits, and . _ - between "
-		      "them): limactl list shows the instances",
-		      name ? name : "");
+		vmc_textf(err, errsize,
+			  "\"%s\" is not a Lima instance name (letters, digits, and . _ - between "
+			  "them): limactl list shows the instances",
+			  name ? name : "");
 		return VMC_EXIT_NO_INSTANCE;
 	}
 	char home[PATH_MAX - 300];
 	if (lima_home(home, sizeof home) < 0) {
-		textf(err, errsize, "neither LIMA_HOME nor HOME is set: set LIMA_HOME");
+		vmc_textf(err, errsize, "neither LIMA_HOME nor HOME is set: set LIMA_HOME");
 		return VMC_EXIT_FAILURE;
 	}
 	if (!use_limactl())
@@ -48,20 +48,20 @@ int lima_instance_load(const char *name, struct lima_instance *inst, char *err, 
 		return rc;
 	if (n == 0) {
 		free(list);
-		textf(err, errsize, "unknown instance \"%s\": limactl list shows the instances",
-		      name);
+		vmc_textf(err, errsize, "unknown instance \"%s\": limactl list shows the instances",
+			  name);
 		return VMC_EXIT_NO_INSTANCE;
 	}
 	*inst = list[0];
 	free(list);
 	if (inst->unreadable) {
-		textf(err, errsize, "%s: fix it, or see limactl list", inst->problem);
+		vmc_textf(err, errsize, "%s: fix it, or see limactl list", inst->problem);
 		return VMC_EXIT_MALFORMED;
 	}
 	if (inst->status == LIMA_STATUS_BROKEN && !inst->problem[0])
-		textf(inst->problem, sizeof inst->problem,
-		      "limactl reports it Broken: see limactl list and %s/ha.stderr.log",
-		      inst->dir);
+		vmc_textf(inst->problem, sizeof inst->problem,
+			  "limactl reports it Broken: see limactl list and %s/ha.stderr.log",
+			  inst->dir);
 	return VMC_EXIT_OK;
 }
 
@@ -75,16 +75,17 @@ int lima_instance_require_running(const char *name, struct lima_instance *inst, 
 	case LIMA_STATUS_RUNNING:
 		return VMC_EXIT_OK;
 	case LIMA_STATUS_BROKEN:
-		textf(err, errsize,
-		      "instance \"%s\" is broken (%s): stop it with limactl stop -f %s, then "
-		      "limactl start %s",
-		      name, inst->problem[0] ? inst->problem : "see limactl list", name, name);
+		vmc_textf(err, errsize,
+			  "instance \"%s\" is broken (%s): stop it with limactl stop -f %s, then "
+			  "limactl start %s",
+			  name, inst->problem[0] ? inst->problem : "see limactl list", name, name);
 		return VMC_EXIT_STOPPED;
 	default:
-		textf(err, errsize, "instance \"%s\" is %s: start it with limactl start %s", name,
-		      inst->status == LIMA_STATUS_UNKNOWN ? "not running"
-							  : lima_status_name(inst->status),
-		      name);
+		vmc_textf(err, errsize, "instance \"%s\" is %s: start it with limactl start %s",
+			  name,
+			  inst->status == LIMA_STATUS_UNKNOWN ? "not running"
+							      : lima_status_name(inst->status),
+			  name);
 		return VMC_EXIT_STOPPED;
 	}
 }
@@ -101,7 +102,7 @@ int lima_instance_list(struct lima_instance **out, size_t *n, char *err, size_t 
 	*n = 0;
 	char home[PATH_MAX - 300];
 	if (lima_home(home, sizeof home) < 0) {
-		textf(err, errsize, "neither LIMA_HOME nor HOME is set: set LIMA_HOME");
+		vmc_textf(err, errsize, "neither LIMA_HOME nor HOME is set: set LIMA_HOME");
 		return VMC_EXIT_FAILURE;
 	}
 	int rc = use_limactl() ? limactl_list(NULL, out, n, err, errsize)
@@ -115,5 +116,5 @@ void lima_limactl_version(char *buf, size_t size)
 {
 	const char *argv[] = {"limactl", "--version", NULL};
 	if (process_first_line(argv, 30000, buf, size) != 0)
-		textf(buf, size, "limactl version unknown");
+		vmc_textf(buf, size, "limactl version unknown");
 }

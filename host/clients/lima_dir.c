@@ -35,7 +35,7 @@ static bool known_vm_type(const char *s)
 static int yaml_fail(char *err, size_t errsize, const char *file, const yaml_node_t *node,
 		     const char *key, const char *problem)
 {
-	textf(err, errsize, "%s: line %d: %s: %s", file, vmc_yaml_line(node), key, problem);
+	vmc_textf(err, errsize, "%s: line %d: %s: %s", file, vmc_yaml_line(node), key, problem);
 	return VMC_EXIT_MALFORMED;
 }
 
@@ -60,7 +60,7 @@ int lima_parse_yaml(const char *buf, size_t len, const char *file, struct lima_y
 	struct vmc_yaml y;
 	char yerr[200];
 	if (vmc_yaml_load(&y, buf, len, yerr, sizeof yerr) < 0) {
-		textf(err, errsize, "%s: %s", file, yerr);
+		vmc_textf(err, errsize, "%s: %s", file, yerr);
 		return VMC_EXIT_MALFORMED;
 	}
 	int rc = VMC_EXIT_OK;
@@ -68,8 +68,8 @@ int lima_parse_yaml(const char *buf, size_t len, const char *file, struct lima_y
 	if (!root || vmc_yaml_is_null(root))
 		goto done;
 	if (root->type != YAML_MAPPING_NODE) {
-		textf(err, errsize, "%s: line %d: the document is not a mapping of keys", file,
-		      vmc_yaml_line(root));
+		vmc_textf(err, errsize, "%s: line %d: the document is not a mapping of keys", file,
+			  vmc_yaml_line(root));
 		rc = VMC_EXIT_MALFORMED;
 		goto done;
 	}
@@ -141,17 +141,17 @@ static int load_yaml_file(const char *path, bool required, struct lima_yaml_conf
 		if (errno == ENOENT && !required)
 			return VMC_EXIT_OK;
 		if (errno == EACCES) {
-			textf(err, errsize,
-			      "cannot read %s: permission denied (another user's instance? run "
-			      "as that user or root)",
-			      path);
+			vmc_textf(err, errsize,
+				  "cannot read %s: permission denied (another user's instance? run "
+				  "as that user or root)",
+				  path);
 			return VMC_EXIT_PERMISSION;
 		}
 		if (errno == EFBIG) {
-			textf(err, errsize, "%s is larger than 4 MiB: not a Lima config", path);
+			vmc_textf(err, errsize, "%s is larger than 4 MiB: not a Lima config", path);
 			return VMC_EXIT_MALFORMED;
 		}
-		errorf(err, errsize, "cannot read %s:", path);
+		vmc_errorf(err, errsize, "cannot read %s:", path);
 		return VMC_EXIT_FAILURE;
 	}
 	int rc = lima_parse_yaml(buf, len, path, cfg, err, errsize);
@@ -233,13 +233,13 @@ static pid_t read_pid_file(const char *dir, const char *leaf, char *problem, siz
 	free(buf);
 	if (!valid) {
 		if (!problem[0])
-			textf(problem, psize, "%s does not hold a pid", leaf);
+			vmc_textf(problem, psize, "%s does not hold a pid", leaf);
 		return 0;
 	}
 	if (!platform_pid_alive((pid_t)pid)) {
 		if (!problem[0])
-			textf(problem, psize, "%s names pid %ld, which is not running (stale)",
-			      leaf, pid);
+			vmc_textf(problem, psize, "%s names pid %ld, which is not running (stale)",
+				  leaf, pid);
 		return 0;
 	}
 	return (pid_t)pid;
@@ -259,15 +259,15 @@ static void status_from_pid_files(struct lima_instance *inst)
 	} else {
 		inst->status = LIMA_STATUS_BROKEN;
 		if (inst->ha_pid == 0)
-			textf(inst->problem, sizeof inst->problem,
-			      "%s is running (pid %ld) but the hostagent is not (%s)", leaf,
-			      (long)inst->driver_pid, ha_problem[0] ? ha_problem : "no ha.pid");
+			vmc_textf(inst->problem, sizeof inst->problem,
+				  "%s is running (pid %ld) but the hostagent is not (%s)", leaf,
+				  (long)inst->driver_pid, ha_problem[0] ? ha_problem : "no ha.pid");
 		else
-			textf(inst->problem, sizeof inst->problem,
-			      "the hostagent is running (pid %ld) but %s", (long)inst->ha_pid,
-			      drv_problem[0] ? drv_problem
-					     : "there is no "
-					       "driver pid file");
+			vmc_textf(inst->problem, sizeof inst->problem,
+				  "the hostagent is running (pid %ld) but %s", (long)inst->ha_pid,
+				  drv_problem[0] ? drv_problem
+						 : "there is no "
+						   "driver pid file");
 	}
 }
 
@@ -291,21 +291,21 @@ int lima_dir_load(const char *home, const char *name, struct lima_instance *inst
 	snprintf(inst->name, sizeof inst->name, "%s", name);
 	int n = snprintf(inst->dir, sizeof inst->dir, "%s/%s", home, name);
 	if (n < 0 || (size_t)n >= sizeof inst->dir) {
-		textf(err, errsize, "instance path %s/%s is too long", home, name);
+		vmc_textf(err, errsize, "instance path %s/%s is too long", home, name);
 		return VMC_EXIT_FAILURE;
 	}
 	struct stat st;
 	if (stat(inst->dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		if (errno == EACCES) {
-			textf(err, errsize,
-			      "cannot open %s: permission denied (another user's instance? run "
-			      "as that user or root)",
-			      inst->dir);
+			vmc_textf(err, errsize,
+				  "cannot open %s: permission denied (another user's instance? run "
+				  "as that user or root)",
+				  inst->dir);
 			return VMC_EXIT_PERMISSION;
 		}
-		textf(err, errsize,
-		      "unknown instance \"%s\" (no %s): limactl list shows the instances", name,
-		      inst->dir);
+		vmc_textf(err, errsize,
+			  "unknown instance \"%s\" (no %s): limactl list shows the instances", name,
+			  inst->dir);
 		return VMC_EXIT_NO_INSTANCE;
 	}
 	char path[PATH_MAX + 64];
@@ -345,10 +345,10 @@ int lima_dir_list(const char *home, struct lima_instance **out, size_t *n, char 
 		if (errno == ENOENT)
 			return VMC_EXIT_OK;
 		if (errno == EACCES) {
-			textf(err, errsize, "cannot open %s: permission denied", home);
+			vmc_textf(err, errsize, "cannot open %s: permission denied", home);
 			return VMC_EXIT_PERMISSION;
 		}
-		errorf(err, errsize, "cannot open %s:", home);
+		vmc_errorf(err, errsize, "cannot open %s:", home);
 		return VMC_EXIT_FAILURE;
 	}
 	size_t cap = 0;
@@ -368,7 +368,7 @@ int lima_dir_list(const char *home, struct lima_instance **out, size_t *n, char 
 			struct lima_instance *grown = realloc(*out, cap * sizeof **out);
 			if (!grown) {
 				rc = VMC_EXIT_FAILURE;
-				textf(err, errsize, "out of memory");
+				vmc_textf(err, errsize, "out of memory");
 				break;
 			}
 			*out = grown;
@@ -384,7 +384,7 @@ int lima_dir_list(const char *home, struct lima_instance **out, size_t *n, char 
 			snprintf(inst->dir, sizeof inst->dir, "%s/%s", home, e->d_name);
 			snprintf(inst->vm_type, sizeof inst->vm_type, "?");
 			inst->status = LIMA_STATUS_BROKEN;
-			textf(inst->problem, sizeof inst->problem, "%s", one_err);
+			vmc_textf(inst->problem, sizeof inst->problem, "%s", one_err);
 		}
 		(*n)++;
 	}

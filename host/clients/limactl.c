@@ -145,8 +145,8 @@ static int instance_from_json(const json_t *obj, struct lima_instance *inst, con
 		inst->status = LIMA_STATUS_BROKEN;
 		snprintf(inst->vm_type, sizeof inst->vm_type, "?");
 		inst->vm_type_defaulted = false;
-		textf(inst->problem, sizeof inst->problem, "Lima cannot load %s/lima.yaml",
-		      inst->dir);
+		vmc_textf(inst->problem, sizeof inst->problem, "Lima cannot load %s/lima.yaml",
+			  inst->dir);
 	}
 	return 0;
 }
@@ -172,10 +172,10 @@ int lima_parse_list_json(const char *buf, size_t len, const char *name, struct l
 		/* One value at a time: JSON Lines, or limactl's indented TTY form, alike. */
 		json_t *obj = json_loadb(buf + off, len - off, JSON_DISABLE_EOF_CHECK, &jerr);
 		if (!obj || !json_is_object(obj)) {
-			textf(err, errsize, "limactl list --json: line %zu: %s",
-			      line_of(buf, off) +
-				  (obj ? 0 : (size_t)(jerr.line > 0 ? jerr.line - 1 : 0)),
-			      obj ? "not a JSON object" : jerr.text);
+			vmc_textf(err, errsize, "limactl list --json: line %zu: %s",
+				  line_of(buf, off) +
+				      (obj ? 0 : (size_t)(jerr.line > 0 ? jerr.line - 1 : 0)),
+				  obj ? "not a JSON object" : jerr.text);
 			json_decref(obj);
 			goto malformed;
 		}
@@ -183,10 +183,10 @@ int lima_parse_list_json(const char *buf, size_t len, const char *name, struct l
 		struct lima_instance inst;
 		const char *bad_key = "";
 		if (instance_from_json(obj, &inst, &bad_key) < 0) {
-			textf(err, errsize,
-			      "limactl list --json: line %zu: key \"%s\" is missing or has the "
-			      "wrong type",
-			      line_of(buf, off), bad_key);
+			vmc_textf(err, errsize,
+				  "limactl list --json: line %zu: key \"%s\" is missing or has the "
+				  "wrong type",
+				  line_of(buf, off), bad_key);
 			json_decref(obj);
 			goto malformed;
 		}
@@ -200,7 +200,7 @@ int lima_parse_list_json(const char *buf, size_t len, const char *name, struct l
 			cap = cap ? cap * 2 : 4;
 			struct lima_instance *grown = realloc(*out, cap * sizeof **out);
 			if (!grown) {
-				textf(err, errsize, "out of memory");
+				vmc_textf(err, errsize, "out of memory");
 				free(*out);
 				*out = NULL;
 				*n = 0;
@@ -258,29 +258,31 @@ int limactl_list(const char *name, struct lima_instance **out, size_t *n, char *
 		argv,
 		&(struct process_options){.timeout_ms = LIMACTL_TIMEOUT_MS, .unset_env = unset},
 		&res) < 0) {
-		errorf(err, errsize, "cannot run limactl:");
+		vmc_errorf(err, errsize, "cannot run limactl:");
 		return VMC_EXIT_FAILURE;
 	}
 	int rc;
 	if (res.truncated) {
-		textf(err, errsize,
-		      "limactl list --json printed more than %zu MiB: not Lima's output",
-		      PROCESS_MAX_OUTPUT >> 20);
+		vmc_textf(err, errsize,
+			  "limactl list --json printed more than %zu MiB: not Lima's output",
+			  PROCESS_MAX_OUTPUT >> 20);
 		rc = VMC_EXIT_MALFORMED;
 	} else if (res.timed_out) {
-		textf(err, errsize,
-		      "limactl list --json did not answer in %d s: check Lima with limactl list",
-		      LIMACTL_TIMEOUT_MS / 1000);
+		vmc_textf(
+		    err, errsize,
+		    "limactl list --json did not answer in %d s: check Lima with limactl list",
+		    LIMACTL_TIMEOUT_MS / 1000);
 		rc = VMC_EXIT_FAILURE;
 	} else if (res.exit_code != 0) {
 		char line[200];
 		process_last_line(res.err, line, sizeof line);
 		if (name && (strstr(res.err, "unmatched") || strstr(res.err, "No instance")))
-			textf(err, errsize,
-			      "unknown instance \"%s\": limactl list shows the instances", name);
+			vmc_textf(err, errsize,
+				  "unknown instance \"%s\": limactl list shows the instances",
+				  name);
 		else
-			textf(err, errsize, "limactl list --json failed (exit %d): %s",
-			      res.exit_code, line[0] ? line : "no message");
+			vmc_textf(err, errsize, "limactl list --json failed (exit %d): %s",
+				  res.exit_code, line[0] ? line : "no message");
 		rc = name && (strstr(res.err, "unmatched") || strstr(res.err, "No instance"))
 			 ? VMC_EXIT_NO_INSTANCE
 			 : VMC_EXIT_FAILURE;
@@ -292,8 +294,8 @@ int limactl_list(const char *name, struct lima_instance **out, size_t *n, char *
 			if (inst->unreadable && res.err)
 				limactl_instance_error(res.err, inst->name, why, sizeof why);
 			if (why[0])
-				textf(inst->problem, sizeof inst->problem,
-				      "Lima cannot load %s/lima.yaml: %s", inst->dir, why);
+				vmc_textf(inst->problem, sizeof inst->problem,
+					  "Lima cannot load %s/lima.yaml: %s", inst->dir, why);
 		}
 	}
 	process_result_free(&res);

@@ -45,14 +45,14 @@ static json_t *read_message(struct qmp *q, char *err, size_t errsize)
 			memmove(q->buf, q->buf + line_len, q->len - line_len);
 			q->len -= line_len;
 			if (!msg) {
-				textf(err, errsize,
-				      "QEMU sent something that is not a QMP message");
+				vmc_textf(err, errsize,
+					  "QEMU sent something that is not a QMP message");
 				return NULL;
 			}
 			return msg;
 		}
 		if (q->len == sizeof q->buf) {
-			textf(err, errsize, "QMP message longer than %zu bytes", sizeof q->buf);
+			vmc_textf(err, errsize, "QMP message longer than %zu bytes", sizeof q->buf);
 			return NULL;
 		}
 		double left = deadline - (vmc_monotonic_s() * 1000.0);
@@ -61,16 +61,16 @@ static json_t *read_message(struct qmp *q, char *err, size_t errsize)
 		if (rc < 0 && errno == EINTR)
 			continue;
 		if (rc <= 0) {
-			textf(err, errsize, "QEMU did not answer on QMP within %ld ms",
-			      q->timeout_ms);
+			vmc_textf(err, errsize, "QEMU did not answer on QMP within %ld ms",
+				  q->timeout_ms);
 			return NULL;
 		}
 		ssize_t n = read(q->fd, q->buf + q->len, sizeof q->buf - q->len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			textf(err, errsize,
-			      "QEMU closed the QMP connection (is another client attached?)");
+			vmc_textf(err, errsize,
+				  "QEMU closed the QMP connection (is another client attached?)");
 			return NULL;
 		}
 		q->len += (size_t)n;
@@ -103,13 +103,13 @@ int qmp_execute(struct qmp *q, const char *command, json_t *args, json_t **ret, 
 	char *text = vmc_json_compact(req);
 	json_decref(req);
 	if (!text) {
-		textf(err, errsize, "out of memory");
+		vmc_textf(err, errsize, "out of memory");
 		return VMC_EXIT_FAILURE;
 	}
 	int sent = write_all(q->fd, text, strlen(text)) == 0 && write_all(q->fd, "\n", 1) == 0;
 	free(text);
 	if (!sent) {
-		errorf(err, errsize, "cannot send %s over QMP:", command);
+		vmc_errorf(err, errsize, "cannot send %s over QMP:", command);
 		return VMC_EXIT_FAILURE;
 	}
 	for (;;) {
@@ -127,9 +127,9 @@ int qmp_execute(struct qmp *q, const char *command, json_t *args, json_t **ret, 
 			const char *cls = json_string_value(json_object_get(error, "class"));
 			const char *desc = json_string_value(json_object_get(error, "desc"));
 			if (error_class && class_size)
-				textf(error_class, class_size, "%s", cls ? cls : "");
-			textf(err, errsize, "QMP %s failed: %s%s%s", command, cls ? cls : "",
-			      cls ? ": " : "", desc ? desc : "no description");
+				vmc_textf(error_class, class_size, "%s", cls ? cls : "");
+			vmc_textf(err, errsize, "QMP %s failed: %s%s%s", command, cls ? cls : "",
+				  cls ? ": " : "", desc ? desc : "no description");
 			json_decref(msg);
 			return VMC_EXIT_FAILURE;
 		}
@@ -145,8 +145,8 @@ static void read_version(struct qmp *q, json_t *greeting)
 	json_int_t major = json_integer_value(json_object_get(v, "major"));
 	json_int_t minor = json_integer_value(json_object_get(v, "minor"));
 	json_int_t micro = json_integer_value(json_object_get(v, "micro"));
-	textf(q->version, sizeof q->version, "%lld.%lld.%lld", (long long)major, (long long)minor,
-	      (long long)micro);
+	vmc_textf(q->version, sizeof q->version, "%lld.%lld.%lld", (long long)major,
+		  (long long)minor, (long long)micro);
 }
 
 int qmp_open(struct qmp *q, const char *socket_path, long timeout_ms, char *err, size_t errsize)
@@ -156,14 +156,14 @@ int qmp_open(struct qmp *q, const char *socket_path, long timeout_ms, char *err,
 	q->timeout_ms = timeout_ms > 0 ? timeout_ms : 5000;
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
 	if (strlen(socket_path) >= sizeof addr.sun_path) {
-		textf(err, errsize, "QMP socket path %s is too long (%zu bytes max)", socket_path,
-		      sizeof addr.sun_path - 1);
+		vmc_textf(err, errsize, "QMP socket path %s is too long (%zu bytes max)",
+			  socket_path, sizeof addr.sun_path - 1);
 		return VMC_EXIT_FAILURE;
 	}
 	memcpy(addr.sun_path, socket_path, strlen(socket_path) + 1);
 	q->fd = socket(AF_UNIX, SOCK_STREAM, 0);
 	if (q->fd < 0) {
-		errorf(err, errsize, "socket:");
+		vmc_errorf(err, errsize, "socket:");
 		return VMC_EXIT_FAILURE;
 	}
 	fcntl(q->fd, F_SETFD, FD_CLOEXEC);
@@ -172,22 +172,23 @@ int qmp_open(struct qmp *q, const char *socket_path, long timeout_ms, char *err,
 		close(q->fd);
 		q->fd = -1;
 		if (e == EACCES || e == EPERM) {
-			textf(err, errsize,
-			      "cannot open %s: permission denied (another user's instance? run as "
-			      "that user or root)",
-			      socket_path);
+			vmc_textf(
+			    err, errsize,
+			    "cannot open %s: permission denied (another user's instance? run as "
+			    "that user or root)",
+			    socket_path);
 			return VMC_EXIT_PERMISSION;
 		}
 		errno = e;
-		errorf(err, errsize,
-		       "cannot connect to QEMU's QMP socket %s (is the instance running?):",
-		       socket_path);
+		vmc_errorf(err, errsize,
+			   "cannot connect to QEMU's QMP socket %s (is the instance running?):",
+			   socket_path);
 		return e == ENOENT ? VMC_EXIT_STOPPED : VMC_EXIT_FAILURE;
 	}
 	json_t *greeting = read_message(q, err, errsize);
 	if (!greeting || !json_object_get(greeting, "QMP")) {
 		if (greeting)
-			textf(err, errsize, "%s did not greet like QEMU's QMP", socket_path);
+			vmc_textf(err, errsize, "%s did not greet like QEMU's QMP", socket_path);
 		json_decref(greeting);
 		qmp_close(q);
 		return VMC_EXIT_FAILURE;
@@ -219,7 +220,7 @@ int qmp_query_balloon(struct qmp *q, uint64_t *actual, char *error_class, size_t
 		return rc;
 	rc = vmc_json_get_u64(ret, "actual", actual) == 0 ? VMC_EXIT_OK : VMC_EXIT_MALFORMED;
 	if (rc != VMC_EXIT_OK)
-		textf(err, errsize, "query-balloon answered without an \"actual\" size");
+		vmc_textf(err, errsize, "query-balloon answered without an \"actual\" size");
 	json_decref(ret);
 	return rc;
 }

@@ -62,22 +62,22 @@ static int find_vz_helper(const struct lima_instance *inst, const struct vmproc_
 	size_t n = 0;
 	if (o->vz_helpers(helpers, VMPROC_MAX_HELPERS, &n) < 0) {
 		if (errno == ENOTSUP) {
-			textf(err, errsize,
-			      "instance \"%s\" is a vz instance, and vz helpers exist only on "
-			      "macOS: run vmcost on the Mac that runs it",
-			      inst->name);
+			vmc_textf(err, errsize,
+				  "instance \"%s\" is a vz instance, and vz helpers exist only on "
+				  "macOS: run vmcost on the Mac that runs it",
+				  inst->name);
 			return VMC_EXIT_UNSUPPORTED;
 		}
-		errorf(err, errsize, "cannot list processes:");
+		vmc_errorf(err, errsize, "cannot list processes:");
 		return VMC_EXIT_FAILURE;
 	}
 	if (n > VMPROC_MAX_HELPERS)
 		n = VMPROC_MAX_HELPERS;
 	if (n == 0) {
-		textf(err, errsize,
-		      "no com.apple.Virtualization.VirtualMachine process is running although "
-		      "instance \"%s\" is %s: check limactl list, or pass --pid PID",
-		      inst->name, lima_status_name(inst->status));
+		vmc_textf(err, errsize,
+			  "no com.apple.Virtualization.VirtualMachine process is running although "
+			  "instance \"%s\" is %s: check limactl list, or pass --pid PID",
+			  inst->name, lima_status_name(inst->status));
 		return VMC_EXIT_HELPER;
 	}
 	size_t matches = 0, match = 0;
@@ -99,10 +99,10 @@ static int find_vz_helper(const struct lima_instance *inst, const struct vmproc_
 		return VMC_EXIT_OK;
 	}
 	if (matches > 1) {
-		textf(err, errsize,
-		      "%zu Virtualization helpers name the hostagent of \"%s\" as responsible "
-		      "(pids %s): pick one with --pid PID",
-		      matches, inst->name, list);
+		vmc_textf(err, errsize,
+			  "%zu Virtualization helpers name the hostagent of \"%s\" as responsible "
+			  "(pids %s): pick one with --pid PID",
+			  matches, inst->name, list);
 		return VMC_EXIT_HELPER;
 	}
 	if (n == 1) {
@@ -110,13 +110,14 @@ static int find_vz_helper(const struct lima_instance *inst, const struct vmproc_
 		out->method = "only helper";
 		return VMC_EXIT_OK;
 	}
-	textf(err, errsize,
-	      "%zu Virtualization helpers are running (pids %s) and %s: pick the one of \"%s\" "
-	      "with --pid PID (Activity Monitor calls it \"Virtual Machine Service for limactl\")",
-	      n, list,
-	      o->responsible_pid ? "none names the hostagent as responsible"
-				 : "this macOS offers no responsibility lookup to tell them apart",
-	      inst->name);
+	vmc_textf(
+	    err, errsize,
+	    "%zu Virtualization helpers are running (pids %s) and %s: pick the one of \"%s\" "
+	    "with --pid PID (Activity Monitor calls it \"Virtual Machine Service for limactl\")",
+	    n, list,
+	    o->responsible_pid ? "none names the hostagent as responsible"
+			       : "this macOS offers no responsibility lookup to tell them apart",
+	    inst->name);
 	return VMC_EXIT_HELPER;
 }
 
@@ -124,16 +125,17 @@ static int from_pid_file(const struct lima_instance *inst, const struct vmproc_o
 			 struct vmproc *out, char *err, size_t errsize)
 {
 	if (inst->driver_pid <= 0) {
-		textf(err, errsize,
-		      "instance \"%s\" has no live %s.pid, so the process holding its RAM is "
-		      "unknown: check limactl list, or pass --pid PID",
-		      inst->name, inst->vm_type);
+		vmc_textf(err, errsize,
+			  "instance \"%s\" has no live %s.pid, so the process holding its RAM is "
+			  "unknown: check limactl list, or pass --pid PID",
+			  inst->name, inst->vm_type);
 		return VMC_EXIT_HELPER;
 	}
 	if (!o->pid_alive(inst->driver_pid)) {
-		textf(err, errsize,
-		      "%s.pid of \"%s\" names pid %ld, which is not running: check limactl list",
-		      inst->vm_type, inst->name, (long)inst->driver_pid);
+		vmc_textf(
+		    err, errsize,
+		    "%s.pid of \"%s\" names pid %ld, which is not running: check limactl list",
+		    inst->vm_type, inst->name, (long)inst->driver_pid);
 		return VMC_EXIT_HELPER;
 	}
 	out->pid = inst->driver_pid;
@@ -149,7 +151,7 @@ int vmproc_find(const struct lima_instance *inst, pid_t pid_override, struct vmp
 	out->hostagent_pid = inst->ha_pid > 0 && o.pid_alive(inst->ha_pid) ? inst->ha_pid : 0;
 	if (pid_override > 0) {
 		if (!o.pid_alive(pid_override)) {
-			textf(err, errsize, "--pid %ld: no such process", (long)pid_override);
+			vmc_textf(err, errsize, "--pid %ld: no such process", (long)pid_override);
 			return VMC_EXIT_HELPER;
 		}
 		out->pid = pid_override;
@@ -157,17 +159,18 @@ int vmproc_find(const struct lima_instance *inst, pid_t pid_override, struct vmp
 		return VMC_EXIT_OK;
 	}
 	if (inst->status != LIMA_STATUS_RUNNING) {
-		textf(err, errsize, "instance \"%s\" is %s: start it with limactl start %s",
-		      inst->name, lima_status_name(inst->status), inst->name);
+		vmc_textf(err, errsize, "instance \"%s\" is %s: start it with limactl start %s",
+			  inst->name, lima_status_name(inst->status), inst->name);
 		return VMC_EXIT_STOPPED;
 	}
 	if (strcmp(inst->vm_type, "qemu") == 0 || strcmp(inst->vm_type, "krunkit") == 0)
 		return from_pid_file(inst, &o, out, err, errsize);
 	if (strcmp(inst->vm_type, "vz") == 0)
 		return find_vz_helper(inst, &o, out, err, errsize);
-	textf(err, errsize,
-	      "instance \"%s\" uses vmType %s, which vmcost cannot measure (qemu, vz and krunkit "
-	      "only)",
-	      inst->name, inst->vm_type);
+	vmc_textf(
+	    err, errsize,
+	    "instance \"%s\" uses vmType %s, which vmcost cannot measure (qemu, vz and krunkit "
+	    "only)",
+	    inst->name, inst->vm_type);
 	return VMC_EXIT_UNSUPPORTED;
 }

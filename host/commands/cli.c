@@ -101,24 +101,24 @@ static int set_option(const struct cli_option *opt, const char *v, char *what, s
 		errno = 0;
 		count = strtol(v, &end, 10);
 		if (*v == '\0' || *end || errno || count <= 0 || count > 100000) {
-			textf(what, size, "%s needs a positive whole number, not \"%s\"", opt->name,
-			      v);
+			vmc_textf(what, size, "%s needs a positive whole number, not \"%s\"",
+				  opt->name, v);
 			return -1;
 		}
 		*opt->count = (int)count;
 		return 0;
 	case CLI_SECONDS:
 		if (cli_duration(v, opt->seconds) != 0) {
-			textf(what, size,
-			      "%s needs a duration (\"40\", \"40s\", \"2m\"), not \"%s\"",
-			      opt->name, v);
+			vmc_textf(what, size,
+				  "%s needs a duration (\"40\", \"40s\", \"2m\"), not \"%s\"",
+				  opt->name, v);
 			return -1;
 		}
 		return 0;
 	case CLI_SIZE:
 		if (vmc_parse_size(v, opt->size) != 0) {
-			textf(what, size, "%s needs a size (\"1G\", \"512MiB\")%s, not \"%s\"",
-			      opt->name, opt->none ? " or none" : "", v);
+			vmc_textf(what, size, "%s needs a size (\"1G\", \"512MiB\")%s, not \"%s\"",
+				  opt->name, opt->none ? " or none" : "", v);
 			return -1;
 		}
 		return 0;
@@ -153,17 +153,19 @@ int cli_parse(const struct cli_spec *spec, int argc, char **argv, struct cli_opt
 			} else if ((spec->flags & CLI_PID) && is_option(a, "--pid")) {
 				const char *v = option_value(argc, argv, &i, "--pid");
 				if (!v || parse_pid(v, &o->pid) < 0) {
-					textf(what, sizeof what,
-					      "--pid needs a process id, got \"%s\"", v ? v : "");
+					vmc_textf(what, sizeof what,
+						  "--pid needs a process id, got \"%s\"",
+						  v ? v : "");
 					return usage_error(spec, o, what);
 				}
 			} else if ((spec->flags & CLI_WATCH) && is_option(a, "--watch")) {
 				const char *v = option_value(argc, argv, &i, "--watch");
 				if (!v || cli_duration(v, &o->watch) < 0) {
-					textf(what, sizeof what,
-					      "--watch needs an interval such as 2 or 500ms, got "
-					      "\"%s\"",
-					      v ? v : "");
+					vmc_textf(
+					    what, sizeof what,
+					    "--watch needs an interval such as 2 or 500ms, got "
+					    "\"%s\"",
+					    v ? v : "");
 					return usage_error(spec, o, what);
 				}
 			} else if ((opt = find_option(spec, a))) {
@@ -171,25 +173,26 @@ int cli_parse(const struct cli_spec *spec, int argc, char **argv, struct cli_opt
 				if (opt->kind != CLI_FLAG) {
 					v = option_value(argc, argv, &i, opt->name);
 					if (!v) {
-						textf(what, sizeof what, "%s needs a value",
-						      opt->name);
+						vmc_textf(what, sizeof what, "%s needs a value",
+							  opt->name);
 						return usage_error(spec, o, what);
 					}
 				} else if (a[strlen(opt->name)] == '=') {
-					textf(what, sizeof what, "%s takes no value", opt->name);
+					vmc_textf(what, sizeof what, "%s takes no value",
+						  opt->name);
 					return usage_error(spec, o, what);
 				}
 				if (set_option(opt, v, what, sizeof what) != 0)
 					return usage_error(spec, o, what);
 			} else {
-				textf(what, sizeof what, "unknown option \"%s\"", a);
+				vmc_textf(what, sizeof what, "unknown option \"%s\"", a);
 				return usage_error(spec, o, what);
 			}
 			continue;
 		}
 		if (o->nargs >= spec->max_args ||
 		    o->nargs >= (int)(sizeof o->args / sizeof o->args[0])) {
-			textf(what, sizeof what, "unexpected argument \"%s\"", a);
+			vmc_textf(what, sizeof what, "unexpected argument \"%s\"", a);
 			return usage_error(spec, o, what);
 		}
 		o->args[o->nargs++] = argv[i];
@@ -204,7 +207,7 @@ int cli_fail(const struct cli_opts *o, int code, const char *fmt, ...)
 	char msg[2048];
 	va_list ap;
 	va_start(ap, fmt);
-	verrorf(msg, sizeof msg, fmt, ap);
+	vmc_verrorf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	fflush(stdout);
 	cli_progress_done();
@@ -338,12 +341,12 @@ void cli_proc_name(pid_t pid, char *buf, size_t size)
 	char path[4096];
 	if (platform_proc_path(pid, path, sizeof path) == 0) {
 		const char *slash = strrchr(path, '/');
-		textf(buf, size, "%s", slash ? slash + 1 : path);
+		vmc_textf(buf, size, "%s", slash ? slash + 1 : path);
 		/* Linux appends " (deleted)" when the binary was upgraded under a running VM. */
 		char *deleted = strstr(buf, " (deleted)");
 		if (deleted)
 			*deleted = '\0';
 		return;
 	}
-	textf(buf, size, "pid %ld", (long)pid);
+	vmc_textf(buf, size, "pid %ld", (long)pid);
 }

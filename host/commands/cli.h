@@ -81,7 +81,7 @@ cli_usage_error(const struct cli_spec *spec, const struct cli_opts *o, const cha
 /*
  * Reports an error and returns code: "vmcost: error: MSG" on stderr and, with --json, also
  * {"error": {"code": N, "message": MSG}} on stdout so scripts parsing stdout see it. A format
- * ending in ':' appends strerror(errno), as errorf() and die() do.
+ * ending in ':' appends strerror(errno), as vmc_errorf() and vmc_die() do.
  */
 __attribute__((format(printf, 3, 4))) int cli_fail(const struct cli_opts *o, int code,
 						   const char *fmt, ...);

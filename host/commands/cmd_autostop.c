@@ -130,8 +130,8 @@ static int take_activated_socket(const struct cli_opts *co, struct autostop_conf
 	socklen_t len = sizeof sa;
 	memset(&sa, 0, sizeof sa);
 	if (getsockname(cfg->listen_fd, (struct sockaddr *)&sa, &len) == 0 && sa.sun_path[0])
-		textf(cfg->listen, sizeof cfg->listen, "%.*s", (int)sizeof sa.sun_path,
-		      sa.sun_path);
+		vmc_textf(cfg->listen, sizeof cfg->listen, "%.*s", (int)sizeof sa.sun_path,
+			  sa.sun_path);
 	return VMC_EXIT_OK;
 }
 
@@ -139,15 +139,15 @@ static int fill_config(const struct cli_opts *co, const struct autostop_opts *o,
 		       const struct lima_instance *inst, struct autostop_config *cfg)
 {
 	memset(cfg, 0, sizeof *cfg);
-	textf(cfg->instance, sizeof cfg->instance, "%s", inst->name);
-	textf(cfg->instance_dir, sizeof cfg->instance_dir, "%s", inst->dir);
+	vmc_textf(cfg->instance, sizeof cfg->instance, "%s", inst->name);
+	vmc_textf(cfg->instance_dir, sizeof cfg->instance_dir, "%s", inst->dir);
 	if (!autostop_sock_path(inst->dir, "docker.sock", cfg->upstream, sizeof cfg->upstream) ||
 	    !autostop_sock_path(inst->dir, AUTOSTOP_STATUS_SOCKET_NAME, cfg->status,
 				sizeof cfg->status))
 		return cli_fail(co, VMC_EXIT_USAGE, "instance directory %s: path too long",
 				inst->dir);
 	if (o->listen)
-		textf(cfg->listen, sizeof cfg->listen, "%s", o->listen);
+		vmc_textf(cfg->listen, sizeof cfg->listen, "%s", o->listen);
 	else
 		autostop_sock_path(inst->dir, AUTOSTOP_SOCKET_NAME, cfg->listen,
 				   sizeof cfg->listen);

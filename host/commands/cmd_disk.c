@@ -71,7 +71,7 @@ static int disks_from_agent(const struct lima_instance *inst, struct vmc_disksta
 		if (!name || vmc_json_get_u64(d, "written_bytes", &written) < 0 ||
 		    ds->n >= VMC_DISKSTATS_MAX)
 			continue;
-		textf(ds->disk[ds->n].name, sizeof ds->disk[ds->n].name, "%s", name);
+		vmc_textf(ds->disk[ds->n].name, sizeof ds->disk[ds->n].name, "%s", name);
 		ds->disk[ds->n++].written_bytes = written;
 	}
 	json_decref(doc);
@@ -85,15 +85,15 @@ static int disks_from_shell(const struct lima_instance *inst, struct vmc_disksta
 	struct process_result res;
 	if (process_run(argv, &(struct process_options){.timeout_ms = GUEST_READ_TIMEOUT_MS},
 			&res) < 0) {
-		textf(err, errsize, "limactl is not on PATH, and the agent reports no disks");
+		vmc_textf(err, errsize, "limactl is not on PATH, and the agent reports no disks");
 		return -1;
 	}
 	int rc = -1;
 	if (res.timed_out || res.exit_code != 0)
-		textf(err, errsize, "limactl shell %s cat /proc/diskstats failed (exit %d)",
-		      inst->name, res.exit_code);
+		vmc_textf(err, errsize, "limactl shell %s cat /proc/diskstats failed (exit %d)",
+			  inst->name, res.exit_code);
 	else if (vmc_diskstats_parse(res.out, ds) < 0)
-		textf(err, errsize, "the guest's /proc/diskstats is malformed");
+		vmc_textf(err, errsize, "the guest's /proc/diskstats is malformed");
 	else
 		rc = 0;
 	process_result_free(&res);
@@ -219,14 +219,14 @@ static void print_human(const struct lima_instance *inst, const struct vmproc *v
 	printf("Writes by %s over %s\n\n", inst->name,
 	       vmc_format_duration(r->seconds, a, sizeof a));
 	printf("%shost%s\n", cli_bold(), cli_reset());
-	print_rate(textf(label, sizeof label, "VM process (pid %ld)", (long)vp->pid),
+	print_rate(vmc_textf(label, sizeof label, "VM process (pid %ld)", (long)vp->pid),
 		   delta(r->a.vm.disk_written, r->b.vm.disk_written), r->seconds);
 	if (r->b.vm.has_logical_writes)
 		print_rate("  logical writes",
 			   delta(r->a.vm.logical_written, r->b.vm.logical_written), r->seconds);
 	if (r->a.has_ha && r->b.has_ha)
 		print_rate(
-		    textf(label, sizeof label, "hostagent (pid %ld)", (long)vp->hostagent_pid),
+		    vmc_textf(label, sizeof label, "hostagent (pid %ld)", (long)vp->hostagent_pid),
 		    delta(r->a.ha.disk_written, r->b.ha.disk_written), r->seconds);
 	printf("%sguest%s", cli_bold(), cli_reset());
 	if (!r->ga.ok || !r->gb.ok) {

@@ -72,8 +72,8 @@ static struct check *add(struct host_checks *h, const char *id, const char *titl
 {
 	struct check *c = &h->c[h->n++];
 	memset(c, 0, sizeof *c);
-	textf(c->id, sizeof c->id, "%s", id);
-	textf(c->title, sizeof c->title, "%s", title);
+	vmc_textf(c->id, sizeof c->id, "%s", id);
+	vmc_textf(c->title, sizeof c->title, "%s", title);
 	c->status = "ok";
 	return c;
 }
@@ -109,30 +109,31 @@ static void check_lima_version(struct host_checks *h, const struct lima_instance
 	const char *argv[] = {"limactl", "--version", NULL};
 	process_first_line(argv, 10000, version, sizeof version);
 	if (!version[0] && inst->lima_version[0]) {
-		textf(version, sizeof version, "%s", inst->lima_version);
+		vmc_textf(version, sizeof version, "%s", inst->lima_version);
 		source = "the Lima that created the instance";
 	}
 	int v[3] = {0, 0, 0};
 	if (!version[0] || parse_version(version, v) < 0) {
 		c->status = "n/a";
-		textf(c->observed, sizeof c->observed, "unknown (no limactl on PATH%s)",
-		      version[0] ? ", unparseable version" : "");
-		textf(c->why, sizeof c->why,
-		      "Lima before 2.2.0 leaks one socket per forwarded connection in the guest "
-		      "agent "
-		      "(#5210) until port forwarding silently dies");
+		vmc_textf(c->observed, sizeof c->observed, "unknown (no limactl on PATH%s)",
+			  version[0] ? ", unparseable version" : "");
+		vmc_textf(
+		    c->why, sizeof c->why,
+		    "Lima before 2.2.0 leaks one socket per forwarded connection in the guest "
+		    "agent "
+		    "(#5210) until port forwarding silently dies");
 		return;
 	}
-	textf(c->observed, sizeof c->observed, "%s (%s)", version, source);
+	vmc_textf(c->observed, sizeof c->observed, "%s (%s)", version, source);
 	bool old = v[0] < 2 || (v[0] == 2 && v[1] < 2);
-	textf(c->why, sizeof c->why,
-	      "Lima before 2.2.0 leaks one socket per forwarded connection in the guest agent "
-	      "(#5210, fixed by #5216 in 2.2.0) until port forwarding silently dies");
+	vmc_textf(c->why, sizeof c->why,
+		  "Lima before 2.2.0 leaks one socket per forwarded connection in the guest agent "
+		  "(#5210, fixed by #5216 in 2.2.0) until port forwarding silently dies");
 	if (old) {
 		c->status = "warn";
-		textf(c->fix, sizeof c->fix,
-		      "upgrade Lima to 2.2.0 or later (brew upgrade lima), "
-		      "then restart the instance");
+		vmc_textf(c->fix, sizeof c->fix,
+			  "upgrade Lima to 2.2.0 or later (brew upgrade lima), "
+			  "then restart the instance");
 	}
 }
 
@@ -166,51 +167,53 @@ static void check_vm_type(struct host_checks *h, const struct lima_instance *ins
 			  const json_t *checks)
 {
 	struct check *c = add(h, "vm-type", "What the vmType returns to the host");
-	textf(c->observed, sizeof c->observed, "vmType %s%s", inst->vm_type,
-	      inst->vm_type_defaulted ? " (Lima's default)" : "");
+	vmc_textf(c->observed, sizeof c->observed, "vmType %s%s", inst->vm_type,
+		  inst->vm_type_defaulted ? " (Lima's default)" : "");
 	if (strcmp(inst->vm_type, "vz") == 0) {
 		c->status = "warn";
-		textf(
+		vmc_textf(
 		    c->why, sizeof c->why,
 		    "vz has no memory-return path: Lima attaches a balloon but never drives it, "
 		    "Virtualization.framework releases nothing when it inflates, and no free-page "
 		    "reporting exists, so the footprint keeps the high-water mark until the VM "
 		    "stops");
-		textf(c->fix, sizeof c->fix,
-		      "keep the guest small (memory:), let vmcost-agent trim the page cache, and "
-		      "stop "
-		      "the VM when idle; init_on_free=1 halves what the stopped-VM test frees "
-		      "(zeroed pages compress)");
+		vmc_textf(
+		    c->fix, sizeof c->fix,
+		    "keep the guest small (memory:), let vmcost-agent trim the page cache, and "
+		    "stop "
+		    "the VM when idle; init_on_free=1 halves what the stopped-VM test frees "
+		    "(zeroed pages compress)");
 	} else if (strcmp(inst->vm_type, "krunkit") == 0) {
-		textf(c->why, sizeof c->why,
-		      "krunkit's libkrun reports freed guest pages to the host on its own "
-		      "(MADV_FREE), but the guest switches reporting off when it boots with "
-		      "init_on_free=1");
+		vmc_textf(c->why, sizeof c->why,
+			  "krunkit's libkrun reports freed guest pages to the host on its own "
+			  "(MADV_FREE), but the guest switches reporting off when it boots with "
+			  "init_on_free=1");
 		if (checks && guest_init_on_free(checks)) {
 			c->status = "fail";
-			textf(c->fix, sizeof c->fix,
-			      "remove init_on_free=1 from the guest's kernel command line and "
-			      "restart");
+			vmc_textf(c->fix, sizeof c->fix,
+				  "remove init_on_free=1 from the guest's kernel command line and "
+				  "restart");
 		} else if (!checks) {
 			c->status = "n/a";
 		}
 	} else if (strcmp(inst->vm_type, "qemu") == 0) {
-		textf(c->why, sizeof c->why,
-		      "Lima's qemu driver adds no balloon device, so freed guest memory stays with "
-		      "QEMU unless a virtio-balloon with free-page-reporting=on is added");
+		vmc_textf(
+		    c->why, sizeof c->why,
+		    "Lima's qemu driver adds no balloon device, so freed guest memory stays with "
+		    "QEMU unless a virtio-balloon with free-page-reporting=on is added");
 		if (checks && !guest_reporting(checks)) {
 			c->status = "warn";
-			textf(c->fix, sizeof c->fix,
-			      "start the instance with QEMU_SYSTEM_%s=\"qemu-system-%s -device "
-			      "virtio-balloon-pci,free-page-reporting=on\"",
-			      strcmp(inst->arch, "aarch64") == 0 ? "AARCH64" : "X86_64",
-			      inst->arch[0] ? inst->arch : "x86_64");
+			vmc_textf(c->fix, sizeof c->fix,
+				  "start the instance with QEMU_SYSTEM_%s=\"qemu-system-%s -device "
+				  "virtio-balloon-pci,free-page-reporting=on\"",
+				  strcmp(inst->arch, "aarch64") == 0 ? "AARCH64" : "X86_64",
+				  inst->arch[0] ? inst->arch : "x86_64");
 		} else if (!checks) {
 			c->status = "n/a";
 		}
 	} else {
 		c->status = "n/a";
-		textf(c->why, sizeof c->why, "vmcost measures qemu, vz and krunkit instances");
+		vmc_textf(c->why, sizeof c->why, "vmcost measures qemu, vz and krunkit instances");
 	}
 }
 
@@ -219,20 +222,21 @@ static void check_ha_log(struct host_checks *h, const struct lima_instance *inst
 	struct check *c = add(h, "ha-stderr-log", "Size of ha.stderr.log");
 	char path[4200], a[32];
 	struct stat st;
-	textf(c->why, sizeof c->why,
-	      "the hostagent logs at DEBUG level (a time-sync line every 10 s) into a file Lima "
-	      "never rotates; it is recreated only when the instance starts");
+	vmc_textf(
+	    c->why, sizeof c->why,
+	    "the hostagent logs at DEBUG level (a time-sync line every 10 s) into a file Lima "
+	    "never rotates; it is recreated only when the instance starts");
 	if (lima_instance_path(inst, "ha.stderr.log", path, sizeof path) < 0 ||
 	    stat(path, &st) < 0) {
 		c->status = "n/a";
-		textf(c->observed, sizeof c->observed, "no %s", path);
+		vmc_textf(c->observed, sizeof c->observed, "no %s", path);
 		return;
 	}
-	textf(c->observed, sizeof c->observed, "%s",
-	      vmc_format_bytes((uint64_t)st.st_size, a, sizeof a));
+	vmc_textf(c->observed, sizeof c->observed, "%s",
+		  vmc_format_bytes((uint64_t)st.st_size, a, sizeof a));
 	if ((uint64_t)st.st_size >= HA_LOG_WARN_BYTES) {
 		c->status = "warn";
-		textf(
+		vmc_textf(
 		    c->fix, sizeof c->fix,
 		    "restart the instance (limactl restart %s) to start a new log; vmcost disk %s "
 		    "shows how fast it grows",
@@ -244,21 +248,22 @@ static void check_socket_paths(struct host_checks *h, const struct lima_instance
 {
 	struct check *c = add(h, "socket-paths", "Unix socket path lengths");
 	char longest[4300], agent[4300];
-	textf(longest, sizeof longest, "%s/%s", inst->dir, LIMA_LONGEST_SOCKET);
+	vmc_textf(longest, sizeof longest, "%s/%s", inst->dir, LIMA_LONGEST_SOCKET);
 	agent_socket_path(inst, agent, sizeof agent);
 	size_t limit = agent_socket_path_max();
 	size_t mac = MACOS_SUN_PATH - 1;
 	size_t worst = strlen(longest) > strlen(agent) ? strlen(longest) : strlen(agent);
-	textf(c->observed, sizeof c->observed,
-	      "longest socket path %zu bytes (%zu allowed here, %zu on macOS)", worst, limit, mac);
-	textf(c->why, sizeof c->why,
-	      "unix socket paths must fit sun_path (104 bytes on macOS with the NUL); Lima's "
-	      "longest is %s and vmcost's is sock/vmcost-agent.sock",
-	      LIMA_LONGEST_SOCKET);
+	vmc_textf(c->observed, sizeof c->observed,
+		  "longest socket path %zu bytes (%zu allowed here, %zu on macOS)", worst, limit,
+		  mac);
+	vmc_textf(c->why, sizeof c->why,
+		  "unix socket paths must fit sun_path (104 bytes on macOS with the NUL); Lima's "
+		  "longest is %s and vmcost's is sock/vmcost-agent.sock",
+		  LIMA_LONGEST_SOCKET);
 	if (worst > limit || worst > mac) {
 		c->status = worst > limit ? "fail" : "warn";
-		textf(c->fix, sizeof c->fix, "use a shorter LIMA_HOME (now %.*s)",
-		      (int)(strlen(inst->dir) - strlen(inst->name) - 1), inst->dir);
+		vmc_textf(c->fix, sizeof c->fix, "use a shorter LIMA_HOME (now %.*s)",
+			  (int)(strlen(inst->dir) - strlen(inst->name) - 1), inst->dir);
 	}
 }
 
@@ -272,26 +277,27 @@ static void check_forward(struct host_checks *h, const struct lima_instance *ins
 	struct forward f;
 	forward_get(inst->dir, which, &f);
 	char id[48], title[96], why[512];
-	textf(id, sizeof id, "%s", which == FORWARD_DOCKER ? "docker-sock" : "agent-sock");
-	textf(title, sizeof title, "Host socket %s", f.label);
+	vmc_textf(id, sizeof id, "%s", which == FORWARD_DOCKER ? "docker-sock" : "agent-sock");
+	vmc_textf(title, sizeof title, "Host socket %s", f.label);
 	struct check *c = add(h, id, title);
-	textf(c->why, sizeof c->why,
-	      "Lima forwards %s once over its SSH master (ssh -O forward) and never again: after "
-	      "host sleep or a first boot the forward can be gone while the instance runs, and "
-	      "clients on sock/%s hang or are refused",
-	      f.guest, f.label);
+	vmc_textf(
+	    c->why, sizeof c->why,
+	    "Lima forwards %s once over its SSH master (ssh -O forward) and never again: after "
+	    "host sleep or a first boot the forward can be gone while the instance runs, and "
+	    "clients on sock/%s hang or are refused",
+	    f.guest, f.label);
 	if (answered) {
-		textf(c->observed, sizeof c->observed, "GET /v1/checks answered through it");
+		vmc_textf(c->observed, sizeof c->observed, "GET /v1/checks answered through it");
 		return;
 	}
 	enum forward_health health = forward_check(&f, FORWARD_PROBE_TIMEOUT_MS, why, sizeof why);
 	if (health == FORWARD_ANSWERS) {
-		textf(c->observed, sizeof c->observed, "GET %s answers", f.probe);
+		vmc_textf(c->observed, sizeof c->observed, "GET %s answers", f.probe);
 		return;
 	}
 	if (health == FORWARD_ABSENT) {
 		c->status = "n/a";
-		textf(c->observed, sizeof c->observed, "not forwarded (%s)", why);
+		vmc_textf(c->observed, sizeof c->observed, "not forwarded (%s)", why);
 		return;
 	}
 	char healed[512] = "";
@@ -300,17 +306,17 @@ static void check_forward(struct host_checks *h, const struct lima_instance *ins
 		int rc = forward_heal(inst->dir, inst->name, &f, healed, sizeof healed);
 		cli_progress_done();
 		if (rc == 0) {
-			textf(c->observed, sizeof c->observed,
-			      "was dead (%s); healed: GET %s answers again", why, f.probe);
+			vmc_textf(c->observed, sizeof c->observed,
+				  "was dead (%s); healed: GET %s answers again", why, f.probe);
 			return;
 		}
 	}
 	c->status = "fail";
-	textf(c->observed, sizeof c->observed, "dead: %s%s%s", why,
-	      heal ? "; healing failed: " : "", healed);
+	vmc_textf(c->observed, sizeof c->observed, "dead: %s%s%s", why,
+		  heal ? "; healing failed: " : "", healed);
 	char cmd[sizeof c->fix];
 	forward_heal_command(inst->dir, inst->name, &f, cmd, sizeof cmd);
-	textf(c->fix, sizeof c->fix, "%s (or vmcost doctor %s --heal)", cmd, inst->name);
+	vmc_textf(c->fix, sizeof c->fix, "%s (or vmcost doctor %s --heal)", cmd, inst->name);
 }
 
 static json_t *check_json(const struct check *c)

@@ -85,13 +85,13 @@ static void autostop_socket(const struct lima_instance *inst, char *buf, size_t 
 	if (autostop_status_fetch(inst->dir, &doc, err, sizeof err) == 0) {
 		const char *listen = vmc_json_get_str(doc, "listen");
 		if (listen)
-			textf(buf, size, "%s", listen);
+			vmc_textf(buf, size, "%s", listen);
 		json_decref(doc);
 		return;
 	}
 	if (autostop_sock_path(inst->dir, AUTOSTOP_SOCKET_NAME, path, sizeof path) &&
 	    socket_answers(path))
-		textf(buf, size, "%s", path);
+		vmc_textf(buf, size, "%s", path);
 }
 
 int cmd_env(int argc, char **argv)
@@ -116,8 +116,8 @@ int cmd_env(int argc, char **argv)
 	bool via_autostop = !direct && sock[0];
 	if (!via_autostop)
 		lima_instance_path(&inst, "sock/docker.sock", sock, sizeof sock);
-	textf(host, sizeof host, "unix://%s", sock);
-	textf(context, sizeof context, "lima-%s%s", inst.name, via_autostop ? "-autostop" : "");
+	vmc_textf(host, sizeof host, "unix://%s", sock);
+	vmc_textf(context, sizeof context, "lima-%s%s", inst.name, via_autostop ? "-autostop" : "");
 	struct stat st;
 	if (!via_autostop && (stat(sock, &st) < 0 || !S_ISSOCK(st.st_mode)))
 		fprintf(stderr,
@@ -128,8 +128,8 @@ int cmd_env(int argc, char **argv)
 							   : "start the instance first");
 	if (o.json) {
 		char create[4600];
-		textf(create, sizeof create, "docker context create %s --docker \"host=%s\"",
-		      context, host);
+		vmc_textf(create, sizeof create, "docker context create %s --docker \"host=%s\"",
+			  context, host);
 		return cli_print_json(
 		    json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:s,s:s}", "instance", inst.name, "via",
 			      via_autostop ? "vmcost autostop" : "docker.sock", "env",
@@ -147,7 +147,7 @@ int cmd_env(int argc, char **argv)
 	printf("# or, once, instead of DOCKER_HOST:\n# docker context create %s --docker ",
 	       context);
 	char arg[4400];
-	textf(arg, sizeof arg, "host=%s", host);
+	vmc_textf(arg, sizeof arg, "host=%s", host);
 	print_quoted(arg);
 	printf(" && docker context use %s\n", context);
 	return VMC_EXIT_OK;

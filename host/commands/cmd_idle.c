@@ -184,16 +184,16 @@ static void print_human(const struct lima_instance *inst, const struct vmproc *v
 	for (size_t i = 0; i < run->n; i++) {
 		const struct interval *iv = &run->iv[i];
 		char idx[16];
-		const char *cells[5] = {textf(idx, sizeof idx, "%zu", i + 1),
-					textf(a, sizeof a, "%.2f", iv->vm_percent)};
+		const char *cells[5] = {vmc_textf(idx, sizeof idx, "%zu", i + 1),
+					vmc_textf(a, sizeof a, "%.2f", iv->vm_percent)};
 		size_t k = 2;
 		if (run->has_ha)
-			cells[k++] = textf(b, sizeof b, "%.2f", iv->ha_percent);
+			cells[k++] = vmc_textf(b, sizeof b, "%.2f", iv->ha_percent);
 		if (run->has_wakeups) {
-			cells[k++] = textf(c, sizeof c, "%.1f", iv->idle_wakeups);
-			cells[k++] = textf(d, sizeof d, "%.1f", iv->interrupt_wakeups);
+			cells[k++] = vmc_textf(c, sizeof c, "%.1f", iv->idle_wakeups);
+			cells[k++] = vmc_textf(d, sizeof d, "%.1f", iv->interrupt_wakeups);
 		} else if (run->has_switches) {
-			cells[k++] = textf(c, sizeof c, "%.1f", iv->switches);
+			cells[k++] = vmc_textf(c, sizeof c, "%.1f", iv->switches);
 		}
 		table_add(&t, cells);
 	}

@@ -54,15 +54,15 @@ static void measure_row(struct row *r)
 		r->autostop = NULL;
 	if (inst->status != LIMA_STATUS_RUNNING) {
 		if (inst->problem[0])
-			textf(r->problem, sizeof r->problem, "%s", inst->problem);
+			vmc_textf(r->problem, sizeof r->problem, "%s", inst->problem);
 		return;
 	}
 	if (vmproc_find(inst, 0, &r->vp, err, sizeof err) != VMC_EXIT_OK) {
-		textf(r->problem, sizeof r->problem, "%s", err);
+		vmc_textf(r->problem, sizeof r->problem, "%s", err);
 		return;
 	}
 	if (measure_vm(&r->vp, &r->s, err, sizeof err) != VMC_EXIT_OK) {
-		textf(r->problem, sizeof r->problem, "%s", err);
+		vmc_textf(r->problem, sizeof r->problem, "%s", err);
 		return;
 	}
 	r->measured = true;
@@ -121,7 +121,7 @@ static void print_table(const struct row *rows, size_t n)
 		    r->inst->memory ? vmc_format_bytes(r->inst->memory, mem, sizeof mem) : NULL;
 		if (r->measured) {
 			cells[4] =
-			    textf(pid, sizeof pid, "%ld (%s)", (long)r->vp.pid, r->vp.method);
+			    vmc_textf(pid, sizeof pid, "%ld (%s)", (long)r->vp.pid, r->vp.method);
 			cells[5] = vmc_format_bytes(r->s.vm.footprint, fp, sizeof fp);
 			/* A mark, and the reason under the table. */
 			if (measure_footprint_caveat(r->inst->vm_type))

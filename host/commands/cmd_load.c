@@ -115,7 +115,7 @@ static int idle_cpu(pid_t pid, const struct load_opts *o, struct progress *prog,
 	}
 	struct platform_proc_sample prev, cur;
 	if (platform_proc_sample(pid, &prev) != 0) {
-		errorf(err, errsize, "cannot sample pid %d:", (int)pid);
+		vmc_errorf(err, errsize, "cannot sample pid %d:", (int)pid);
 		free(pct);
 		return VMC_EXIT_HELPER;
 	}
@@ -274,7 +274,7 @@ static int write_results(struct load *l, char *md, size_t mdsize, char *err, siz
 	json_object_set_new(l->doc, "files", json_pack("{s:s, s:s}", "markdown", md, "json", js));
 	if (results_write_file(md, write_markdown, l->doc) != 0 ||
 	    results_write_json(js, l->doc) != 0) {
-		errorf(err, errsize, "cannot write results in %s:", l->o.results_dir);
+		vmc_errorf(err, errsize, "cannot write results in %s:", l->o.results_dir);
 		return VMC_EXIT_FAILURE;
 	}
 	return VMC_EXIT_OK;
@@ -305,7 +305,7 @@ static int finish(struct load *l, int rc, struct pg_run runs[2], json_t *idle, c
 	char rerr[256];
 	if (!l->o.keep || rc != VMC_EXIT_OK)
 		if (pg_remove(&l->pg, rerr, sizeof rerr) != VMC_EXIT_OK)
-			warn("%s", rerr);
+			vmc_warn("%s", rerr);
 	progress_clear(&l->prog);
 	if (rc == VMC_EXIT_INTERRUPTED || cli_stop) {
 		json_decref(idle);

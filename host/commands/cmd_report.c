@@ -58,7 +58,7 @@ static json_t *run_self(const char *self, const char *const args[])
 	for (; args[n - 1] && n < 15; n++) {
 		argv[n] = args[n - 1];
 		size_t len = strlen(command);
-		textf(command + len, sizeof command - len, " %s", args[n - 1]);
+		vmc_textf(command + len, sizeof command - len, " %s", args[n - 1]);
 	}
 	argv[n] = NULL;
 	cli_progress("report: %s ...", command);
@@ -66,7 +66,7 @@ static json_t *run_self(const char *self, const char *const args[])
 	struct process_result res;
 	if (process_run(argv, &opt, &res) < 0) {
 		char why[512];
-		errorf(why, sizeof why, "cannot run %s:", self);
+		vmc_errorf(why, sizeof why, "cannot run %s:", self);
 		return user_report_run(command, VMC_EXIT_FAILURE, NULL, why);
 	}
 	json_t *run = user_report_run(command, res.exit_code, res.out, res.err);
@@ -86,7 +86,7 @@ static json_t *memtest_run(void)
 	json_error_t jerr;
 	json_t *doc = json_load_file(memtest_file, 0, &jerr);
 	char command[600];
-	textf(command, sizeof command, "vmcost memtest (%s)", memtest_file);
+	vmc_textf(command, sizeof command, "vmcost memtest (%s)", memtest_file);
 	json_t *run =
 	    user_report_run(command, doc ? 0 : VMC_EXIT_MALFORMED, NULL, doc ? "" : jerr.text);
 	if (doc)
@@ -130,7 +130,7 @@ int cmd_report(int argc, char **argv)
 		return cli_fail(&o, VMC_EXIT_FAILURE, "cannot find this vmcost's own path:");
 	if ((rc = results_ensure_dir(results_dir, err, sizeof err)) != VMC_EXIT_OK)
 		return cli_fail(&o, rc, "%s", err);
-	textf(duration, sizeof duration, "%gs", window);
+	vmc_textf(duration, sizeof duration, "%gs", window);
 	cli_catch_signals();
 	time_t now = time(NULL);
 	char when[64], lima_version[128];
@@ -161,8 +161,8 @@ int cmd_report(int argc, char **argv)
 		json_decref(doc);
 		return cli_fail(&o, VMC_EXIT_USAGE, "--results %s: path too long", results_dir);
 	}
-	textf(md, sizeof md, "%s.md", base);
-	textf(js, sizeof js, "%s.json", base);
+	vmc_textf(md, sizeof md, "%s.md", base);
+	vmc_textf(js, sizeof js, "%s.json", base);
 	if (results_write_json(js, doc) < 0 || results_write_file(md, write_markdown, doc) < 0) {
 		json_decref(doc);
 		return cli_fail(&o, VMC_EXIT_FAILURE,

@@ -57,7 +57,7 @@ static void print_rates(const char *title, const json_t *list)
 		char rate[32];
 		const char *what = vmc_json_get_str(row, "description");
 		const char *cells[3] = {vmc_json_get_str(row, "name"),
-					textf(rate, sizeof rate, "%.1f", num(row, "per_s")),
+					vmc_textf(rate, sizeof rate, "%.1f", num(row, "per_s")),
 					what && *what ? what : NULL};
 		table_add(&t, cells);
 	}
@@ -80,11 +80,11 @@ static void print_processes(const json_t *list)
 		char pid[16], a[32], b[32], c[32];
 		const char *cells[5] = {
 		    vmc_json_get_str(row, "process"),
-		    textf(pid, sizeof pid, "%lld",
-			  (long long)json_integer_value(json_object_get(row, "pid"))),
-		    textf(a, sizeof a, "%.1f", num(row, "per_s")),
-		    textf(b, sizeof b, "%.1f", num(row, "voluntary_per_s")),
-		    textf(c, sizeof c, "%.1f", num(row, "involuntary_per_s"))};
+		    vmc_textf(pid, sizeof pid, "%lld",
+			      (long long)json_integer_value(json_object_get(row, "pid"))),
+		    vmc_textf(a, sizeof a, "%.1f", num(row, "per_s")),
+		    vmc_textf(b, sizeof b, "%.1f", num(row, "voluntary_per_s")),
+		    vmc_textf(c, sizeof c, "%.1f", num(row, "involuntary_per_s"))};
 		table_add(&t, cells);
 	}
 	table_print(&t, stdout);
@@ -187,7 +187,7 @@ int cmd_wakeups(int argc, char **argv)
 	bool has_sw = platform_proc_switches(vp.pid, &vol, &invol) == 0;
 	sw_a = vol + invol;
 	bool host_ok = measure_vm(&vp, &a, err, sizeof err) == VMC_EXIT_OK;
-	textf(path, sizeof path, "/v1/wakeups?seconds=%g", seconds);
+	vmc_textf(path, sizeof path, "/v1/wakeups?seconds=%g", seconds);
 	cli_progress("profiling the guest for %.0f s", seconds);
 	json_t *doc;
 	rc = agent_call(&inst, "GET", path, NULL, (long)(seconds * 1000) + 30000, &doc, err,

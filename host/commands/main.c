@@ -59,7 +59,7 @@ int main(int argc, char **argv)
 									 : VMC_LOG_DEBUG);
 		} else {
 			usage(stderr);
-			die(VMC_EXIT_USAGE, "unknown option \"%s\"", opt);
+			vmc_die(VMC_EXIT_USAGE, "unknown option \"%s\"", opt);
 		}
 		first++;
 	}
@@ -70,5 +70,5 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		if (strcmp(argv[first], commands[i].name) == 0)
 			return commands[i].run(argc - first, argv + first);
-	die(VMC_EXIT_USAGE, "unknown command \"%s\": see vmcost --help", argv[first]);
+	vmc_die(VMC_EXIT_USAGE, "unknown command \"%s\": see vmcost --help", argv[first]);
 }

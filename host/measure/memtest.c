@@ -69,7 +69,7 @@ static json_t *guest_json(const struct memtest *m)
 			      "file_cache", vmc_json_u64(vmc_meminfo_file_cache(&mi)), "shmem",
 			      vmc_json_u64(mi.shmem));
 	else
-		debug("guest meminfo: exit %d: %s", r.exit_code, r.err);
+		vmc_debug("guest meminfo: exit %d: %s", r.exit_code, r.err);
 	process_result_free(&r);
 	return g;
 }
@@ -176,7 +176,7 @@ static int run_pgbench(struct memtest *m, json_t *p, char *err, size_t errsize)
 		rc = pg_bench(&m->pg, m->o.clients, m->o.duration, &run, err, errsize);
 	char rerr[256];
 	if (pg_remove(&m->pg, rerr, sizeof rerr) != VMC_EXIT_OK)
-		warn("%s", rerr);
+		vmc_warn("%s", rerr);
 	if (rc != VMC_EXIT_OK)
 		return rc;
 	json_t *pj = pg_run_json(&run);
@@ -228,9 +228,9 @@ static int trim_with_drop_caches(struct memtest *m, json_t *p, const char *why)
 	bool ok = rc == 0 && r.exit_code == 0;
 	if (rc == 0)
 		process_result_free(&r);
-	warn("vmcost-agent not reachable (%s): trimmed with drop_caches through limactl shell "
-	     "instead",
-	     why);
+	vmc_warn("vmcost-agent not reachable (%s): trimmed with drop_caches through limactl shell "
+		 "instead",
+		 why);
 	json_object_set_new(p, "method", json_string("drop_caches via limactl shell"));
 	json_object_set_new(p, "agent_error", json_string(why));
 	json_object_set_new(m->result, "trim_method",
@@ -301,7 +301,7 @@ static int run_trim(struct memtest *m, char *err, size_t errsize)
 		if (workload_fill_cleanup(&m->inst, &m->fill, cerr, sizeof cerr) == VMC_EXIT_OK)
 			m->fill_pending = false;
 		else
-			warn("%s", cerr);
+			vmc_warn("%s", cerr);
 	}
 	return VMC_EXIT_OK;
 }
@@ -475,9 +475,10 @@ static void record_noise(struct memtest *m, double gain, double drift, double fo
 				  (json_int_t)drift, "noisy", verdict.noisy);
 	if (verdict.noisy) {
 		json_object_set_new(noise, "reason", json_string(verdict.reason));
-		warn("noisy measurement: %s; other processes are changing host memory: re-run on a "
-		     "quiet host",
-		     verdict.reason);
+		vmc_warn(
+		    "noisy measurement: %s; other processes are changing host memory: re-run on a "
+		    "quiet host",
+		    verdict.reason);
 	}
 	json_object_set_new(m->result, "noise", noise);
 }
@@ -487,7 +488,7 @@ static int limactl_stop(const struct memtest *m, char *err, size_t errsize)
 	const char *argv[] = {"limactl", "stop", m->inst.name, NULL};
 	struct process_result r;
 	if (process_run(argv, &(struct process_options){.timeout_ms = 400000}, &r) != 0) {
-		errorf(err, errsize, "cannot run limactl:");
+		vmc_errorf(err, errsize, "cannot run limactl:");
 		return VMC_EXIT_FAILURE;
 	}
 	int rc = VMC_EXIT_OK;
@@ -572,7 +573,7 @@ static int run_restart(struct memtest *m, char *err, size_t errsize)
 	const char *argv[] = {"limactl", "start", m->inst.name, NULL};
 	struct process_result r;
 	if (process_run(argv, &(struct process_options){.timeout_ms = 900000}, &r) != 0) {
-		errorf(err, errsize, "cannot run limactl:");
+		vmc_errorf(err, errsize, "cannot run limactl:");
 		return VMC_EXIT_FAILURE;
 	}
 	int code = r.exit_code;
@@ -674,9 +675,9 @@ void memtest_cleanup_guest(struct memtest *m)
 {
 	char err[256];
 	if (m->pg.id[0] && pg_remove(&m->pg, err, sizeof err) != VMC_EXIT_OK)
-		warn("%s", err);
+		vmc_warn("%s", err);
 	if (m->fill_pending && workload_fill_cleanup(&m->inst, &m->fill, err, sizeof err) != 0)
-		warn("%s", err);
+		vmc_warn("%s", err);
 }
 
 int memtest_run_phases(struct memtest *m, char *err, size_t errsize)

@@ -175,7 +175,7 @@ static void size_in_tmpfs(const struct preflight_request *req, const struct gues
 	if (req->size || fits < FILL_BLOCK) {
 		char advice[80] = "free some of it";
 		if (fits >= FILL_BLOCK)
-			textf(advice, sizeof advice, "use --size %s or less", bytes(fits).text);
+			vmc_textf(advice, sizeof advice, "use --size %s or less", bytes(fits).text);
 		verdict(v, PF_FAIL, VMC_EXIT_USAGE,
 			"%s has %s free, the fill of %s needs %s there (SIZE and a 64 MiB seed): "
 			"%s, or pass --tmpfs DIR of a larger tmpfs",
@@ -225,56 +225,56 @@ static void unfit_reason(const struct guest_dir *d, uint64_t need, char *why, si
 	why[0] = '\0';
 	*code = VMC_EXIT_USAGE;
 	if (!d->is_dir) {
-		textf(why, size, "%s is a file, not a directory", d->at);
+		vmc_textf(why, size, "%s is a file, not a directory", d->at);
 		return;
 	}
 	if (!d->has_mount) {
-		textf(why, size, "no mount in /proc/mounts holds %s", d->at);
+		vmc_textf(why, size, "no mount in /proc/mounts holds %s", d->at);
 		*code = VMC_EXIT_FAILURE;
 		return;
 	}
 	switch (preflight_fs_backing(&d->mount)) {
 	case FS_RAM:
-		textf(why, size,
-		      "it is on %s (%s, in RAM): files there are not page cache and take guest "
-		      "memory",
-		      d->mount.fstype, d->mount.target);
+		vmc_textf(why, size,
+			  "it is on %s (%s, in RAM): files there are not page cache and take guest "
+			  "memory",
+			  d->mount.fstype, d->mount.target);
 		return;
 	case FS_HOST_SHARED:
-		textf(why, size,
-		      "it is on %s (%s), a folder shared with the host: not the guest's own "
-		      "page cache",
-		      d->mount.fstype, d->mount.target);
+		vmc_textf(why, size,
+			  "it is on %s (%s), a folder shared with the host: not the guest's own "
+			  "page cache",
+			  d->mount.fstype, d->mount.target);
 		return;
 	case FS_OTHER:
-		textf(why, size,
-		      "it is on %s (%s), which vmcost does not know as a disk-backed "
-		      "filesystem",
-		      d->mount.fstype, d->mount.target);
+		vmc_textf(why, size,
+			  "it is on %s (%s), which vmcost does not know as a disk-backed "
+			  "filesystem",
+			  d->mount.fstype, d->mount.target);
 		return;
 	case FS_DISK:
 		break;
 	}
 	if (d->exists && d->others > 0) {
-		textf(why, size,
-		      "it exists and holds %u entr%s besides vmcost-fill.* files, and memtest "
-		      "removes its fill directory afterwards",
-		      d->others, d->others == 1 ? "y" : "ies");
+		vmc_textf(why, size,
+			  "it exists and holds %u entr%s besides vmcost-fill.* files, and memtest "
+			  "removes its fill directory afterwards",
+			  d->others, d->others == 1 ? "y" : "ies");
 		return;
 	}
 	if (!d->writable) {
-		textf(why, size, "the limactl shell user cannot write in %s", d->at);
+		vmc_textf(why, size, "the limactl shell user cannot write in %s", d->at);
 		*code = VMC_EXIT_PERMISSION;
 		return;
 	}
 	if (!d->has_space) {
-		textf(why, size, "the free space of %s cannot be read (stat -f failed)", d->at);
+		vmc_textf(why, size, "the free space of %s cannot be read (stat -f failed)", d->at);
 		*code = VMC_EXIT_FAILURE;
 		return;
 	}
 	if (d->available < need)
-		textf(why, size, "%s has %s free, the fill writes %s (and keeps a margin)",
-		      d->mount.target, bytes(d->available).text, bytes(need).text);
+		vmc_textf(why, size, "%s has %s free, the fill writes %s (and keeps a margin)",
+			  d->mount.target, bytes(d->available).text, bytes(need).text);
 }
 
 /* The files plus 5 % (at least 64 MiB): a filesystem filled to the brim fails other writers. */
@@ -299,8 +299,8 @@ static int by_room(const void *a, const void *b)
 
 static void describe_fit(const struct guest_dir *d, uint64_t files, char *buf, size_t size)
 {
-	textf(buf, size, "%s on %s, %s free for %s", d->mount.fstype, d->mount.source,
-	      bytes(d->available).text, bytes(files).text);
+	vmc_textf(buf, size, "%s on %s, %s free for %s", d->mount.fstype, d->mount.source,
+		  bytes(d->available).text, bytes(files).text);
 }
 
 /*
@@ -330,7 +330,7 @@ static const struct guest_dir *pick_fill_dir(const struct guest_facts *g, uint64
 		if (!why[0])
 			return cands[i];
 		size_t len = strlen(tried);
-		textf(tried + len, tried_size - len, "%s%s", len ? ", " : "", cands[i]->path);
+		vmc_textf(tried + len, tried_size - len, "%s%s", len ? ", " : "", cands[i]->path);
 	}
 	return NULL;
 }
@@ -339,7 +339,7 @@ void preflight_check_fill_dir(const struct preflight_request *req, const struct 
 			      uint64_t size, char *chosen, size_t chosen_size,
 			      struct preflight_verdict *v)
 {
-	textf(chosen, chosen_size, "%s", fill_path(req));
+	vmc_textf(chosen, chosen_size, "%s", fill_path(req));
 	if (!req->fill) {
 		verdict(v, PF_SKIP, 0, "not used: the pgbench workload writes no files");
 		return;
@@ -375,7 +375,7 @@ void preflight_check_fill_dir(const struct preflight_request *req, const struct 
 	char tried[300];
 	const struct guest_dir *pick = pick_fill_dir(g, need, tried, sizeof tried);
 	if (pick) {
-		textf(chosen, chosen_size, "%s", pick->path);
+		vmc_textf(chosen, chosen_size, "%s", pick->path);
 		describe_fit(pick, files, fit, sizeof fit);
 		verdict(v, PF_PASS, 0, "%s: %s; picked because the default %s cannot: %s",
 			pick->path, fit, path, why);
@@ -472,12 +472,12 @@ uint64_t preflight_pressure_max(const struct host_memory_facts *h)
 static void describe_room(const struct host_memory_facts *h, char *buf, size_t size)
 {
 	if (h->limit.limited && h->limit.room < h->hm.available)
-		textf(buf, size,
-		      "this process's memory cgroup (%s) leaves %s of the host's %s "
-		      "available",
-		      h->limit.where, bytes(h->limit.room).text, bytes(h->hm.available).text);
+		vmc_textf(buf, size,
+			  "this process's memory cgroup (%s) leaves %s of the host's %s "
+			  "available",
+			  h->limit.where, bytes(h->limit.room).text, bytes(h->hm.available).text);
 	else
-		textf(buf, size, "the host has %s available", bytes(h->hm.available).text);
+		vmc_textf(buf, size, "the host has %s available", bytes(h->hm.available).text);
 }
 
 void preflight_check_host_memory(const struct preflight_request *req,

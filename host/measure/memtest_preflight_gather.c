@@ -48,24 +48,24 @@ static void gather_guest(const struct preflight_request *req, const struct lima_
 	struct process_result r;
 	if (process_run(argv, &(struct process_options){.timeout_ms = PROBE_TIMEOUT_MS}, &r) != 0) {
 		g->exit_code = VMC_EXIT_FAILURE;
-		errorf(g->error, sizeof g->error, "cannot run limactl (is Lima on PATH?):");
+		vmc_errorf(g->error, sizeof g->error, "cannot run limactl (is Lima on PATH?):");
 		return;
 	}
 	char last[300];
 	process_last_line(r.err_len ? r.err : r.out, last, sizeof last);
 	g->exit_code = VMC_EXIT_FAILURE;
 	if (r.timed_out) {
-		textf(g->error, sizeof g->error, "limactl shell %s did not answer in %d s",
-		      inst->name, PROBE_TIMEOUT_MS / 1000);
+		vmc_textf(g->error, sizeof g->error, "limactl shell %s did not answer in %d s",
+			  inst->name, PROBE_TIMEOUT_MS / 1000);
 	} else if (r.exit_code != 0) {
-		textf(g->error, sizeof g->error, "limactl shell %s failed (exit %d): %s",
-		      inst->name, r.exit_code, *last ? last : "no output");
+		vmc_textf(g->error, sizeof g->error, "limactl shell %s failed (exit %d): %s",
+			  inst->name, r.exit_code, *last ? last : "no output");
 	} else if (preflight_parse_probe(r.out, g) != 0) {
 		g->exit_code = VMC_EXIT_MALFORMED;
-		textf(g->error, sizeof g->error,
-		      "limactl shell %s ran the probe, but its output is not the probe's (last "
-		      "line: %s)",
-		      inst->name, *last ? last : "none");
+		vmc_textf(g->error, sizeof g->error,
+			  "limactl shell %s ran the probe, but its output is not the probe's (last "
+			  "line: %s)",
+			  inst->name, *last ? last : "none");
 	}
 	process_result_free(&r);
 }
@@ -116,7 +116,7 @@ static void gather_stop(const struct lima_instance *inst, pid_t vm_pid, struct s
 	memset(s, 0, sizeof *s);
 	char path[PATH_MAX];
 	s->limactl_found = process_find_on_path("limactl", path, sizeof path);
-	textf(s->dir, sizeof s->dir, "%s", inst->dir);
+	vmc_textf(s->dir, sizeof s->dir, "%s", inst->dir);
 	s->euid = geteuid();
 	struct stat st;
 	if (stat(inst->dir, &st) == 0) {
@@ -156,7 +156,7 @@ static bool parent(char *at, size_t size)
 static void results_failed(struct results_facts *r, const char *path, int err)
 {
 	r->access_errno = err ? err : EIO;
-	textf(r->failed_at, sizeof r->failed_at, "%s", path);
+	vmc_textf(r->failed_at, sizeof r->failed_at, "%s", path);
 }
 
 /*
@@ -235,13 +235,13 @@ void preflight_gather_results(const char *dir, struct results_facts *r)
 		return;
 	char path[PATH_MAX];
 	if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
-		textf(r->at, sizeof r->at, "%s", dir);
+		vmc_textf(r->at, sizeof r->at, "%s", dir);
 		r->is_dir = true;
 		results_failed(r, dir, ENAMETOOLONG);
 		return;
 	}
 	/* The directory, or its nearest existing parent: where mkdir -p starts. */
-	textf(r->at, sizeof r->at, "%s", dir);
+	vmc_textf(r->at, sizeof r->at, "%s", dir);
 	struct stat st;
 	bool found;
 	while (!(found = stat(r->at, &st) == 0) && parent(r->at, sizeof r->at))

@@ -119,11 +119,11 @@ int preflight_parse_probe(const char *out, struct guest_facts *g)
 		p = next_line(p, line, sizeof line);
 		if (strncmp(line, "vmcost-at ", 10) != 0)
 			goto bad;
-		textf(d->at, sizeof d->at, "%s", line + 10);
+		vmc_textf(d->at, sizeof d->at, "%s", line + 10);
 		p = next_line(p, line, sizeof line);
 		if (strncmp(line, "vmcost-path ", 12) != 0)
 			goto bad;
-		textf(d->path, sizeof d->path, "%s", line + 12);
+		vmc_textf(d->path, sizeof d->path, "%s", line + 12);
 		g->n++;
 	}
 	if (!mounts)

@@ -57,7 +57,7 @@ int memtest_write_results(struct memtest *m, const char *dir, char *err, size_t 
 	if (results_write_file(svg, write_svg, m) != 0 ||
 	    results_write_file(md, write_markdown, m->doc) != 0 ||
 	    results_write_json(js, m->doc) != 0) {
-		errorf(err, errsize, "cannot write results in %s:", dir);
+		vmc_errorf(err, errsize, "cannot write results in %s:", dir);
 		return VMC_EXIT_FAILURE;
 	}
 	return VMC_EXIT_OK;

@@ -122,7 +122,7 @@ static int arm_canary(struct run *r, char *err, size_t errsize)
 	void *p =
 	    mmap(NULL, r->canary_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED) {
-		errorf(err, errsize, "cannot map the %zu MiB canary:", r->canary_len >> 20);
+		vmc_errorf(err, errsize, "cannot map the %zu MiB canary:", r->canary_len >> 20);
 		return -1;
 	}
 	r->canary = p;
@@ -130,7 +130,7 @@ static int arm_canary(struct run *r, char *err, size_t errsize)
 	for (size_t i = 0; i < pages; i++)
 		*(volatile uint64_t *)(r->canary + i * r->ps) = CANARY_MARK ^ i;
 	if (madvise(r->canary, r->canary_len, MADV_FREE) != 0) {
-		errorf(err, errsize, "madvise(MADV_FREE) on the canary failed:");
+		vmc_errorf(err, errsize, "madvise(MADV_FREE) on the canary failed:");
 		return -1;
 	}
 	r->res->canary_pages = pages;
@@ -143,17 +143,17 @@ int pressure_canary_probe(char *err, size_t errsize)
 	size_t ps = page_size();
 	void *p = mmap(NULL, ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED) {
-		errorf(err, errsize, "cannot map one page for the canary:");
+		vmc_errorf(err, errsize, "cannot map one page for the canary:");
 		return -1;
 	}
 	int rc = 0;
 	*(volatile uint64_t *)p = CANARY_MARK;
 	if (madvise(p, ps, MADV_FREE) != 0) {
-		errorf(err, errsize,
-		       "madvise(MADV_FREE) failed (the canary needs Linux 4.5 or macOS):");
+		vmc_errorf(err, errsize,
+			   "madvise(MADV_FREE) failed (the canary needs Linux 4.5 or macOS):");
 		rc = -1;
 	} else if (resident_pages(p, ps, ps) == UINT64_MAX) {
-		errorf(err, errsize, "mincore on the canary failed:");
+		vmc_errorf(err, errsize, "mincore on the canary failed:");
 		rc = -1;
 	}
 	munmap(p, ps);
@@ -181,8 +181,9 @@ static int touch_pressure(struct run *r, char *err, size_t errsize)
 	void *p =
 	    mmap(NULL, r->mem_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED) {
-		errorf(err, errsize, "cannot map %zu MiB of pressure (try a smaller --pressure):",
-		       r->mem_len >> 20);
+		vmc_errorf(
+		    err, errsize,
+		    "cannot map %zu MiB of pressure (try a smaller --pressure):", r->mem_len >> 20);
 		return -1;
 	}
 	r->mem = p;
@@ -247,7 +248,7 @@ static void oom_first(struct run *r)
 static void oom_restore(struct run *r)
 {
 	if (r->saved_oom[0] && vmc_fs_write("/proc/self/oom_score_adj", r->saved_oom) != 0)
-		debug("could not restore oom_score_adj %s", r->saved_oom);
+		vmc_debug("could not restore oom_score_adj %s", r->saved_oom);
 }
 
 static void release(struct run *r)

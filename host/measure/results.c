@@ -154,9 +154,10 @@ int results_ensure_dir(const char *dir, char *err, size_t errsize)
 		goto fail;
 	return VMC_EXIT_OK;
 fail:
-	errorf(err, errsize,
-	       "cannot create or write results directory %s (choose another with --results DIR):",
-	       dir);
+	vmc_errorf(
+	    err, errsize,
+	    "cannot create or write results directory %s (choose another with --results DIR):",
+	    dir);
 	return VMC_EXIT_FAILURE;
 }
 

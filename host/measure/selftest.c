@@ -55,19 +55,20 @@ enum selftest_verdict selftest_judge(double expected, double measured, double to
 {
 	double allowed = fmax(tolerance * fabs(expected), slack);
 	if (fabs(measured - expected) <= allowed) {
-		textf(reason, size, "within %.0f %% of what the workload did", tolerance * 100);
+		vmc_textf(reason, size, "within %.0f %% of what the workload did", tolerance * 100);
 		return SELFTEST_PASS;
 	}
 	double big = fmax(fabs(expected), fabs(measured)),
 	       small = fmin(fabs(expected), fabs(measured));
 	if (small > 0 && big / small >= 2 && (expected > 0) == (measured > 0))
-		textf(reason, size, "off by a factor of %.3g (read %s the workload): a wrong unit?",
-		      big / small, fabs(measured) > fabs(expected) ? "more than" : "less than");
+		vmc_textf(reason, size,
+			  "off by a factor of %.3g (read %s the workload): a wrong unit?",
+			  big / small, fabs(measured) > fabs(expected) ? "more than" : "less than");
 	else if (measured == 0 || (expected > 0) != (measured > 0))
-		textf(reason, size, "the reading did not move the way the workload did");
+		vmc_textf(reason, size, "the reading did not move the way the workload did");
 	else
-		textf(reason, size, "%.1f %% away from what the workload did (allowed %.0f %%)",
-		      100 * fabs(measured - expected) / fabs(expected), tolerance * 100);
+		vmc_textf(reason, size, "%.1f %% away from what the workload did (allowed %.0f %%)",
+			  100 * fabs(measured - expected) / fabs(expected), tolerance * 100);
 	return SELFTEST_FAIL;
 }
 
@@ -250,7 +251,7 @@ static void job_write(const struct selftest_env *env, int in, int out)
 	if (!child_await(in))
 		return;
 	char path[4096];
-	textf(path, sizeof path, "%s/vmcost-selftest-XXXXXX", env->write_dir);
+	vmc_textf(path, sizeof path, "%s/vmcost-selftest-XXXXXX", env->write_dir);
 	int fd = mkstemp(path);
 	if (fd < 0) {
 		child_reply(out, 0, errno);
@@ -290,7 +291,7 @@ static struct selftest_result *next_result(struct selftest_report *rep, const ch
 static void could_not_run(struct selftest_result *r, const char *what)
 {
 	r->verdict = SELFTEST_FAIL;
-	errorf(r->reason, sizeof r->reason, "could not run: %s:", what);
+	vmc_errorf(r->reason, sizeof r->reason, "could not run: %s:", what);
 }
 
 static void check_footprint(const struct selftest_env *env, struct selftest_report *rep)
@@ -299,9 +300,9 @@ static void check_footprint(const struct selftest_env *env, struct selftest_repo
 	vmc_format_bytes(env->touch_bytes, size, sizeof size);
 	struct selftest_result *rise = next_result(rep, "footprint", SELFTEST_BYTES);
 	struct selftest_result *fall = next_result(rep, "footprint", SELFTEST_BYTES);
-	textf(rise->workload, sizeof rise->workload, "a child touches %s", size);
-	textf(fall->workload, sizeof fall->workload, "the child releases it (%s)",
-	      env->release_method);
+	vmc_textf(rise->workload, sizeof rise->workload, "a child touches %s", size);
+	vmc_textf(fall->workload, sizeof fall->workload, "the child releases it (%s)",
+		  env->release_method);
 	rise->expected = (double)env->touch_bytes;
 	fall->expected = -(double)env->touch_bytes;
 	rise->change = fall->change = true;
@@ -340,8 +341,8 @@ static void check_footprint(const struct selftest_env *env, struct selftest_repo
 static void check_cpu(const struct selftest_env *env, struct selftest_report *rep)
 {
 	struct selftest_result *r = next_result(rep, "cpu time", SELFTEST_NS);
-	textf(r->workload, sizeof r->workload, "a child spins for %.2f s of CPU",
-	      env->spin_seconds);
+	vmc_textf(r->workload, sizeof r->workload, "a child spins for %.2f s of CPU",
+		  env->spin_seconds);
 	struct child c;
 	if (child_start(&c, job_spin, env) < 0) {
 		could_not_run(r, "fork");
@@ -368,8 +369,8 @@ static void check_disk(const struct selftest_env *env, struct selftest_report *r
 {
 	char size[32];
 	struct selftest_result *r = next_result(rep, "disk written", SELFTEST_BYTES);
-	textf(r->workload, sizeof r->workload, "a child writes and fsyncs %s in %s",
-	      vmc_format_bytes(env->write_bytes, size, sizeof size), env->write_dir);
+	vmc_textf(r->workload, sizeof r->workload, "a child writes and fsyncs %s in %s",
+		  vmc_format_bytes(env->write_bytes, size, sizeof size), env->write_dir);
 	r->expected = (double)env->write_bytes;
 	struct child c;
 	if (child_start(&c, job_write, env) < 0) {
@@ -383,18 +384,18 @@ static void check_disk(const struct selftest_env *env, struct selftest_report *r
 		if (reply.err)
 			errno = reply.err;
 		char what[4200];
-		textf(what, sizeof what, "writing in %s (choose another directory with --dir)",
-		      env->write_dir);
+		vmc_textf(what, sizeof what, "writing in %s (choose another directory with --dir)",
+			  env->write_dir);
 		could_not_run(r, what);
 	} else {
 		r->measured = (double)s1.disk_written - (double)s0.disk_written;
 		r->verdict = selftest_judge(r->expected, r->measured, 0.05, MiB, r->reason,
 					    sizeof r->reason);
 		if (r->measured == 0)
-			textf(r->reason, sizeof r->reason,
-			      "0 bytes counted: is %s on a RAM file system (tmpfs)? Choose a "
-			      "directory on disk with --dir",
-			      env->write_dir);
+			vmc_textf(r->reason, sizeof r->reason,
+				  "0 bytes counted: is %s on a RAM file system (tmpfs)? Choose a "
+				  "directory on disk with --dir",
+				  env->write_dir);
 	}
 	child_end(&c);
 }
@@ -429,8 +430,8 @@ static void check_host_free(const struct selftest_env *env, struct selftest_repo
 {
 	char size[32];
 	struct selftest_result *r = next_result(rep, "host free memory", SELFTEST_BYTES);
-	textf(r->workload, sizeof r->workload, "a child holds %s, then exits",
-	      vmc_format_bytes(env->hold_bytes, size, sizeof size));
+	vmc_textf(r->workload, sizeof r->workload, "a child holds %s, then exits",
+		  vmc_format_bytes(env->hold_bytes, size, sizeof size));
 	r->expected = -(double)env->hold_bytes;
 	r->change = true;
 	/* Other processes move host free memory too: five tries, the first close one counts. */
@@ -447,22 +448,24 @@ static void check_host_free(const struct selftest_env *env, struct selftest_repo
 			return;
 	}
 	size_t len = strlen(r->reason);
-	textf(r->reason + len, sizeof r->reason - len,
-	      " (5 tries; other processes move host free memory too: retry on a quiet machine)");
+	vmc_textf(
+	    r->reason + len, sizeof r->reason - len,
+	    " (5 tries; other processes move host free memory too: retry on a quiet machine)");
 }
 
 static void check_tick_clock(const struct selftest_env *env, struct selftest_report *rep)
 {
 	struct selftest_result *r = next_result(rep, "tick clock", SELFTEST_RATIO);
-	textf(r->workload, sizeof r->workload, "0.25 s of wall time in CPU-time ticks");
+	vmc_textf(r->workload, sizeof r->workload, "0.25 s of wall time in CPU-time ticks");
 	r->expected = 1.0;
 	struct platform_clock_check cc;
 	if (env->tick_clock_check(0.25, &cc) < 0) {
 		if (errno == ENOTSUP) {
 			r->verdict = SELFTEST_NA;
-			textf(r->reason, sizeof r->reason,
-			      "%s states its CPU-time tick rate (USER_HZ): nothing to calibrate",
-			      platform_os_name());
+			vmc_textf(
+			    r->reason, sizeof r->reason,
+			    "%s states its CPU-time tick rate (USER_HZ): nothing to calibrate",
+			    platform_os_name());
 		} else {
 			could_not_run(r, "reading the tick clock");
 		}
@@ -471,22 +474,22 @@ static void check_tick_clock(const struct selftest_env *env, struct selftest_rep
 	r->measured = cc.ratio;
 	r->verdict = selftest_judge(1.0, cc.ratio, 0.02, 0, r->reason, sizeof r->reason);
 	size_t len = strlen(r->reason);
-	textf(r->reason + len, sizeof r->reason - len, "; timebase from %s", cc.source);
+	vmc_textf(r->reason + len, sizeof r->reason - len, "; timebase from %s", cc.source);
 }
 
 static void check_vz_search(const struct selftest_env *env, struct selftest_report *rep)
 {
 	struct selftest_result *r = next_result(rep, "vz helper search", SELFTEST_COUNT);
-	textf(r->workload, sizeof r->workload, "a dry run: list every Virtualization helper");
+	vmc_textf(r->workload, sizeof r->workload, "a dry run: list every Virtualization helper");
 	pid_t pids[32];
 	size_t n = 0;
 	if (env->vz_helpers(pids, sizeof pids / sizeof pids[0], &n) < 0) {
 		if (errno == ENOTSUP) {
 			r->verdict = SELFTEST_NA;
-			textf(r->reason, sizeof r->reason,
-			      "no Virtualization.framework on %s: a qemu instance's pid is its "
-			      "qemu.pid",
-			      platform_os_name());
+			vmc_textf(r->reason, sizeof r->reason,
+				  "no Virtualization.framework on %s: a qemu instance's pid is its "
+				  "qemu.pid",
+				  platform_os_name());
 		} else {
 			could_not_run(r, "listing processes");
 		}
@@ -495,16 +498,17 @@ static void check_vz_search(const struct selftest_env *env, struct selftest_repo
 	r->measured = (double)n;
 	r->expected = (double)n;
 	r->verdict = SELFTEST_PASS;
-	textf(r->reason, sizeof r->reason, "found %zu", n);
+	vmc_textf(r->reason, sizeof r->reason, "found %zu", n);
 	size_t len = strlen(r->reason);
 	for (size_t i = 0; i < n && len + 48 < sizeof r->reason; i++) {
 		pid_t owner = platform_responsible_pid(pids[i]);
 		if (owner > 0)
-			textf(r->reason + len, sizeof r->reason - len, "%s pid %ld (for pid %ld)",
-			      i ? "," : ":", (long)pids[i], (long)owner);
+			vmc_textf(r->reason + len, sizeof r->reason - len,
+				  "%s pid %ld (for pid %ld)", i ? "," : ":", (long)pids[i],
+				  (long)owner);
 		else
-			textf(r->reason + len, sizeof r->reason - len, "%s pid %ld", i ? "," : ":",
-			      (long)pids[i]);
+			vmc_textf(r->reason + len, sizeof r->reason - len, "%s pid %ld",
+				  i ? "," : ":", (long)pids[i]);
 		len = strlen(r->reason);
 	}
 }

@@ -14,32 +14,33 @@ static int measure_errno(int e, pid_t pid, const char *what, char *err, size_t e
 	switch (e) {
 	case ESRCH:
 	case ENOENT:
-		textf(err, errsize,
-		      "%s (pid %ld) is gone: the instance stopped; check limactl list", what,
-		      (long)pid);
+		vmc_textf(err, errsize,
+			  "%s (pid %ld) is gone: the instance stopped; check limactl list", what,
+			  (long)pid);
 		return VMC_EXIT_STOPPED;
 	case EACCES:
 	case EPERM: {
 		uid_t uid;
 		if (platform_proc_uid(pid, &uid) == 0)
-			textf(err, errsize,
-			      "cannot read %s (pid %ld): it belongs to uid %ld; run vmcost as that "
-			      "user or root",
-			      what, (long)pid, (long)uid);
+			vmc_textf(
+			    err, errsize,
+			    "cannot read %s (pid %ld): it belongs to uid %ld; run vmcost as that "
+			    "user or root",
+			    what, (long)pid, (long)uid);
 		else
-			textf(err, errsize,
-			      "cannot read %s (pid %ld): permission denied; run vmcost as its "
-			      "owner or root",
-			      what, (long)pid);
+			vmc_textf(err, errsize,
+				  "cannot read %s (pid %ld): permission denied; run vmcost as its "
+				  "owner or root",
+				  what, (long)pid);
 		return VMC_EXIT_PERMISSION;
 	}
 	case ENOTSUP:
-		textf(err, errsize, "measuring processes is not supported on %s",
-		      platform_os_name());
+		vmc_textf(err, errsize, "measuring processes is not supported on %s",
+			  platform_os_name());
 		return VMC_EXIT_UNSUPPORTED;
 	default:
 		errno = e;
-		errorf(err, errsize, "cannot read %s (pid %ld):", what, (long)pid);
+		vmc_errorf(err, errsize, "cannot read %s (pid %ld):", what, (long)pid);
 		return VMC_EXIT_FAILURE;
 	}
 }

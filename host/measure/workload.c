@@ -131,7 +131,7 @@ int workload_fill(const struct lima_instance *inst, const struct fill_plan *plan
 	struct process_result r;
 	if (process_run(argv, &(struct process_options){.timeout_ms = timeout_ms, .stop = stop},
 			&r) != 0) {
-		errorf(err, errsize, "cannot run limactl (is Lima installed and on PATH?):");
+		vmc_errorf(err, errsize, "cannot run limactl (is Lima installed and on PATH?):");
 		return VMC_EXIT_FAILURE;
 	}
 	res->seconds = vmc_monotonic_s() - t0;
@@ -165,7 +165,7 @@ int workload_fill_cleanup(const struct lima_instance *inst, const struct fill_pl
 			      NULL};
 	struct process_result r;
 	if (process_run(argv, &(struct process_options){.timeout_ms = 120000}, &r) != 0) {
-		errorf(err, errsize, "cannot run limactl:");
+		vmc_errorf(err, errsize, "cannot run limactl:");
 		return VMC_EXIT_FAILURE;
 	}
 	int rc = VMC_EXIT_OK;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * lib/message.c and lib/log.c: the one error idiom. A format ending in ':' appends the reason
- * (strerror(errno)) in errorf(), die()/warn() and everything built on them; errno survives.
+ * (strerror(errno)) in vmc_errorf(), vmc_die()/vmc_warn() and everything built on them; errno
+ * survives.
  */
 #include "check.h"
 #include "log.h"
@@ -15,25 +16,25 @@ static char buf[256];
 TEST(trailing_colon_appends_the_reason)
 {
 	errno = EISDIR;
-	errorf(buf, sizeof buf, "cannot read %s:", "/x/lima.yaml");
+	vmc_errorf(buf, sizeof buf, "cannot read %s:", "/x/lima.yaml");
 	CHECK_STR(buf, "cannot read /x/lima.yaml: Is a directory");
 	CHECK_INT(errno, EISDIR);
 
 	errno = ENOENT;
-	errorf(buf, sizeof buf, "socket:");
+	vmc_errorf(buf, sizeof buf, "socket:");
 	CHECK_STR(buf, "socket: No such file or directory");
 }
 
 TEST(no_colon_no_reason)
 {
 	errno = EACCES;
-	errorf(buf, sizeof buf, "instance %s is stopped", "dev");
+	vmc_errorf(buf, sizeof buf, "instance %s is stopped", "dev");
 	CHECK_STR(buf, "instance dev is stopped");
 	/* Only the format's own ':' asks for the reason, not one that an argument ends with. */
-	errorf(buf, sizeof buf, "%s", "key:");
+	vmc_errorf(buf, sizeof buf, "%s", "key:");
 	CHECK_STR(buf, "key:");
 	/* textf is plain formatting. */
-	textf(buf, sizeof buf, "cannot read %s:", "f");
+	vmc_textf(buf, sizeof buf, "cannot read %s:", "f");
 	CHECK_STR(buf, "cannot read f:");
 	CHECK_INT(errno, EACCES);
 }
@@ -41,7 +42,7 @@ TEST(no_colon_no_reason)
 TEST(errno_zero_drops_the_colon)
 {
 	errno = 0;
-	errorf(buf, sizeof buf, "cannot read %s:", "f");
+	vmc_errorf(buf, sizeof buf, "cannot read %s:", "f");
 	CHECK_STR(buf, "cannot read f");
 }
 
@@ -49,18 +50,18 @@ TEST(a_long_message_is_cut_never_the_reason)
 {
 	char small[40];
 	errno = EISDIR;
-	errorf(small, sizeof small, "cannot read %s:", "/a/very/long/path/to/some/lima.yaml");
+	vmc_errorf(small, sizeof small, "cannot read %s:", "/a/very/long/path/to/some/lima.yaml");
 	CHECK_STR(small, "cannot read /a/very/lon: Is a directory");
 	CHECK_INT(strlen(small), sizeof small - 1);
 	/* Too small for the reason: the message alone, cut, NUL-terminated. */
 	char tiny[8];
-	errorf(tiny, sizeof tiny, "cannot read %s:", "f");
+	vmc_errorf(tiny, sizeof tiny, "cannot read %s:", "f");
 	CHECK_STR(tiny, "cannot ");
-	errorf(tiny, 0, "x:");
+	vmc_errorf(tiny, 0, "x:");
 	CHECK_STR(tiny, "cannot ");
 }
 
-/* warn() and die() use the same rule (and warn leaves errno alone). */
+/* vmc_warn() and vmc_die() use the same rule (and warn leaves errno alone). */
 TEST(warn_follows_the_same_rule)
 {
 	fflush(stderr);
@@ -72,7 +73,7 @@ TEST(warn_follows_the_same_rule)
 		return;
 	dup2(fd, 2);
 	errno = ENOTDIR;
-	warn("cannot open %s:", "home");
+	vmc_warn("cannot open %s:", "home");
 	int after = errno;
 	fflush(stderr);
 	dup2(saved, 2);
