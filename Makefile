@@ -351,18 +351,17 @@ ifeq ($(UNAME_S),Linux)
 CHECK_BUILD += $(addprefix $(MUSL_UNIT_DIR)/,$(MUSL_UNIT)) $(addprefix $(TSAN_DIR)/,$(TSAN_SUITES)) \
 	$(HOST_ASAN_BIN) $(AGENT_STATIC_BIN)
 endif
+# The stages that need no VM, in order: make check runs them before the lab, make test alone.
+linux_stage = if [ "$(UNAME_S)" = Linux ]; then $(call stage,$(1)); fi
+NO_VM_STAGES = $(call stage,unit); $(call linux_stage,unit-musl); $(call linux_stage,tsan); \
+	$(call linux_stage,unit-arm64); $(call stage,darwin-check); $(call stage,lint); \
+	$(call stage,script-tests)
 check: deps-ensure
 	@rm -rf $(B)/logs
 	@rc=0; \
 	$(MAKE) --no-print-directory -j$(JOBS) $(ALL_BINS) || exit 1; \
 	$(MAKE) --no-print-directory -k -j$(JOBS) $(CHECK_BUILD) || true; \
-	$(call stage,unit); \
-	if [ "$(UNAME_S)" = Linux ]; then $(call stage,unit-musl); fi; \
-	if [ "$(UNAME_S)" = Linux ]; then $(call stage,tsan); fi; \
-	if [ "$(UNAME_S)" = Linux ]; then $(call stage,unit-arm64); fi; \
-	$(call stage,darwin-check); \
-	$(call stage,lint); \
-	$(call stage,script-tests); \
+	$(NO_VM_STAGES); \
 	if [ "$(UNAME_S)" = Linux ]; then $(call stage,lab-check); fi; \
 	tests/total $(B)/logs || rc=1; exit $$rc
 
@@ -375,13 +374,7 @@ test: deps-check
 	@rc=0; \
 	$(MAKE) --no-print-directory -j$(JOBS) $(ALL_BINS) || exit 1; \
 	$(MAKE) --no-print-directory -k -j$(JOBS) $(TEST_BUILD) || true; \
-	$(call stage,unit); \
-	if [ "$(UNAME_S)" = Linux ]; then $(call stage,unit-musl); fi; \
-	if [ "$(UNAME_S)" = Linux ]; then $(call stage,tsan); fi; \
-	if [ "$(UNAME_S)" = Linux ]; then $(call stage,unit-arm64); fi; \
-	$(call stage,darwin-check); \
-	$(call stage,lint); \
-	$(call stage,script-tests); \
+	$(NO_VM_STAGES); \
 	tests/total $(B)/logs || rc=1; exit $$rc
 
 demo: deps-ensure

@@ -35,41 +35,26 @@ echo "$child" >"$LIMA_HOME/kr/krunkit.pid"
 printf 'vmType: qemu\nmemory: 2GiB\n' >"$LIMA_HOME/qe/lima.yaml"
 echo "$child" >"$LIMA_HOME/qe/qemu.pid"
 
-# result NAME CMD...: runs CMD, keeps stdout in $tmp/out; a pass needs exit 0.
-result() {
-	name=$1
-	shift
-	if "$@" >"$tmp/out" 2>"$tmp/err"; then ok "$name: exit 0"; else
-		fail "$name: exit $?: $(head -c 300 "$tmp/err")"
-	fi
-}
-has() { # NAME TEXT: $tmp/out contains TEXT
-	if grep -qF -- "$2" "$tmp/out"; then ok "$1"; else fail "$1: no \"$2\" in $(head -c 600 "$tmp/out")"; fi
-}
-lacks() { # NAME TEXT: $tmp/out does not contain TEXT
+# lacks NAME TEXT: $tmp/out does not contain TEXT.
+lacks() {
 	if grep -qF -- "$2" "$tmp/out"; then fail "$1: \"$2\" in $(head -c 600 "$tmp/out")"; else ok "$1"; fi
 }
-json() { # NAME FILTER: $tmp/out is JSON for which FILTER holds (and not empty)
-	if [ -s "$tmp/out" ] && jq -e "$2" "$tmp/out" >/dev/null 2>&1; then ok "$1"; else
-		fail "$1: $(head -c 600 "$tmp/out")"
-	fi
-}
 
-result "footprint kr" "$vmcost" footprint kr
-has "krunkit: the process is krunkit.pid's" "chosen by krunkit.pid"
-has "krunkit: the footprint says it overstates the cost" \
+expect "footprint kr" 0 "$vmcost" footprint kr
+has "krunkit: the process is krunkit.pid's" "$tmp/out" "chosen by krunkit.pid"
+has "krunkit: the footprint says it overstates the cost" "$tmp/out" \
 	"note       on krunkit the footprint overstates the cost: libkrun hands back the pages the guest reports free with MADV_FREE"
-has "krunkit: and how to see the real return" "(vmcost memtest NAME shows what pressure takes back)"
-result "footprint kr --json" "$vmcost" footprint kr --json
-json "krunkit --json: footprint_overstates, with the reason" \
+has "krunkit: and how to see the real return" "$tmp/out" "(vmcost memtest NAME shows what pressure takes back)"
+expect "footprint kr --json" 0 "$vmcost" footprint kr --json
+json "krunkit --json: footprint_overstates, with the reason" "$tmp/out" \
 	'.vm_type == "krunkit" and .footprint_overstates == true and (.footprint_note | test("MADV_FREE"))'
-result "footprint qe" "$vmcost" footprint qe
+expect "footprint qe" 0 "$vmcost" footprint qe
 lacks "qemu: no such note" "overstates"
-result "footprint qe --json" "$vmcost" footprint qe --json
-json "qemu --json: footprint_overstates false, no note" \
+expect "footprint qe --json" 0 "$vmcost" footprint qe --json
+json "qemu --json: footprint_overstates false, no note" "$tmp/out" \
 	'.footprint_overstates == false and .footprint_note == null'
 
-result "list" "$vmcost" list
+expect "list" 0 "$vmcost" list
 if grep -E '^kr +Running +krunkit .*[0-9] [KMG]?i?B\* ' "$tmp/out" >/dev/null ||
 	grep -E '^kr +Running +krunkit .*B\*' "$tmp/out" >/dev/null; then
 	ok "list: kr's footprint carries the mark"
@@ -79,8 +64,8 @@ fi
 if grep -E '^qe ' "$tmp/out" | grep -qF '*'; then fail "list: qe's row is marked"; else
 	ok "list: qe's row is not marked"
 fi
-has "list: the mark is explained under the table" "* on krunkit the footprint overstates the cost"
-result "list --json" "$vmcost" list --json
-json "list --json: the flag per instance" \
+has "list: the mark is explained under the table" "$tmp/out" "* on krunkit the footprint overstates the cost"
+expect "list --json" 0 "$vmcost" list --json
+json "list --json: the flag per instance" "$tmp/out" \
 	'(.instances | map({(.name): .footprint_overstates}) | add) == {"kr": true, "qe": false}'
 suite_summary
