@@ -26,7 +26,7 @@ ARM64_UNIT_DIR := $(B)/arm64/tests
 AGENT_ARM64_BIN := guest-agent/vmcost-agent-arm64
 # lib_templates builds the agent with the host's cc through a provision script: nothing of it
 # is aarch64 (as in unit-musl).
-ARM64_UNIT := $(filter-out lib_templates,$(UNIT_LIB)) $(UNIT_AGENT)
+ARM64_UNIT := $(filter-out lib_templates lib_template_lint,$(UNIT_LIB)) $(UNIT_AGENT)
 
 # make check builds them with its other suites, a job per CPU.
 ifeq ($(UNAME_S),Linux)

@@ -659,7 +659,7 @@ void preflight_judge_host_only(const struct preflight_request *req,
 	preflight_judge(req, &g, &d, h, s, r, pf);
 }
 
-const char *preflight_check_name(enum preflight_check c)
+static const char *preflight_check_name(enum preflight_check c)
 {
 	static const char *const names[PF_NCHECKS] = {"tmpfs",	     "fill-dir", "pgbench",
 						      "host-memory", "stop",	 "results"};

@@ -247,8 +247,6 @@ void preflight_gather_results(const char *dir, struct results_facts *r);
 int memtest_preflight(const struct preflight_request *req, const struct lima_instance *inst,
 		      pid_t vm_pid, struct preflight *pf);
 
-/* "tmpfs", "fill-dir", "pgbench", "host-memory", "stop", "results". */
-const char *preflight_check_name(enum preflight_check c);
 /* [{"check": "tmpfs", "status": "pass|fail|skipped", "message": "...", "exit_code": N}, ...] */
 json_t *preflight_json(const struct preflight *pf);
 /* One line per check: "  ok    tmpfs        /dev/shm: ..." (FAIL in red when color). */

@@ -33,7 +33,7 @@ static enum selftest_verdict verdict_of(const struct selftest_report *rep, const
 static void quick_env(struct selftest_env *env)
 {
 	selftest_env_defaults(env);
-	env->touch_bytes = 16ull << 20;
+	env->touch_bytes = 64ull << 20;
 	env->hold_bytes = 64ull << 20;
 	env->write_bytes = 4ull << 20;
 	env->spin_seconds = 0.1;
