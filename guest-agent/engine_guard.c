@@ -14,6 +14,7 @@
 #include "procfs.h"
 #include "proclist.h"
 #include "procpid.h"
+#include "readfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -142,27 +143,13 @@ static int connect_docker(const char *docker_socket)
 	return fd;
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* One read on side s of p, written to the other side; false when the pair is finished. */
 static bool relay_once(struct pair *p, int s, char *buf)
 {
 	ssize_t n = read(p->fd[s], buf, RELAY_BUFFER);
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return true;
-	if (n > 0 && write_all(p->fd[!s], buf, (size_t)n) == 0)
+	if (n > 0 && vmc_write_all(p->fd[!s], buf, (size_t)n) == 0)
 		return true;
 	if (n < 0 || n > 0) /* a failed read or write: the connection is broken */
 		return false;

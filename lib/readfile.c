@@ -65,3 +65,22 @@ int vmc_read_file(const char *path, size_t max_bytes, char **out, size_t *len)
 	errno = saved;
 	return rc;
 }
+
+int vmc_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0) {
+			errno = EIO;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}

@@ -2,6 +2,7 @@
 /*
  * Reading a whole file into memory, with a cap: the one way vmcost reads configs, instance
  * files and /proc. Reads until EOF (pseudo-files report size 0), so it never trusts st_size.
+ * And its other half: writing a whole buffer.
  */
 #ifndef VMC_READFILE_H
 #define VMC_READFILE_H
@@ -16,5 +17,8 @@
 int vmc_read_fd(int fd, size_t max_bytes, char **out, size_t *len);
 /* The same for a path (opened read-only, close-on-exec); ENOENT, EACCES... from open(). */
 int vmc_read_file(const char *path, size_t max_bytes, char **out, size_t *len);
+
+/* Writes all len bytes of buf to fd, again after a short write or EINTR: 0, or -1 with errno. */
+int vmc_write_all(int fd, const void *buf, size_t len);
 
 #endif

@@ -9,6 +9,7 @@
 #include "measure/selftest.h"
 
 #include "message.h"
+#include "readfile.h"
 #include "units.h"
 
 #include <errno.h>
@@ -232,20 +233,6 @@ static void job_spin(const struct selftest_env *env, int in, int out)
 	child_await(in);
 }
 
-static int write_all(int fd, const unsigned char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static void job_write(const struct selftest_env *env, int in, int out)
 {
 	if (!child_await(in))
@@ -264,7 +251,7 @@ static void job_write(const struct selftest_env *env, int in, int out)
 	int err = 0;
 	while (done < env->write_bytes && !err) {
 		size_t n = (size_t)fmin((double)sizeof chunk, (double)(env->write_bytes - done));
-		if (write_all(fd, chunk, n) < 0)
+		if (vmc_write_all(fd, chunk, n) < 0)
 			err = errno;
 		else
 			done += n;
