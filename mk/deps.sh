@@ -111,7 +111,12 @@ check_arm64_libs() {
 
 # make fuzz links libFuzzer with ASan: clang alone (without Recommends) lacks their runtimes.
 check_fuzz_runtime() {
-	command -v clang >/dev/null 2>&1 || return 0
+	# Without clang yet, Debian's unversioned package goes with the clang package installed
+	# beside it (one install, not two rounds of make deps).
+	if ! command -v clang >/dev/null 2>&1; then
+		note_missing "clang's fuzzer/ASan runtime" "libclang-rt-dev" ""
+		return 0
+	fi
 	rt=$(clang -print-file-name="libclang_rt.fuzzer-$(uname -m).a" 2>/dev/null)
 	[ -f "$rt" ] && return 0
 	version=$(clang -dumpversion 2>/dev/null | cut -d. -f1)

@@ -218,15 +218,17 @@ static uint64_t process_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* File scope so no compiler can call the spin loop's sum unused and fold the loop away. */
+static volatile uint64_t spin_sink;
+
 static void job_spin(const struct selftest_env *env, int in, int out)
 {
 	if (!child_await(in))
 		return;
 	uint64_t start = process_cpu_ns(), want = (uint64_t)(env->spin_seconds * 1e9), now;
-	volatile uint64_t sink = 0;
 	do {
 		for (int i = 0; i < 100000; i++)
-			sink += (uint64_t)i;
+			spin_sink += (uint64_t)i;
 		now = process_cpu_ns();
 	} while (now - start < want);
 	child_reply(out, now - start, 0);

@@ -48,7 +48,14 @@ field "kind, instance, vmType" '.kind == "vmcost-report" and .instance == "rp" a
 field "the machine: os, kernel, cpus, memory" \
 	'.machine | (.os | length > 0) and (.kernel | length > 0) and .cpus > 0 and .memory > 0' '.machine'
 field "versions of vmcost and Lima" '(.vmcost_version | length > 0) and (.lima_version | length > 0)' '.'
-field "selftest ran and passed" '.runs.selftest.exit == 0 and .runs.selftest.result.failed == 0' '.runs.selftest'
+# The report carries selftest's own verdicts; as in tests/sh/selftest.sh, only the host free
+# memory reading may fail here, where the other lane's guest moves host free memory meanwhile.
+field "selftest ran, its verdicts carried (only a noisy host free memory may fail)" \
+	'.runs.selftest as $s | [$s.result.results[] | select(.verdict == "fail") | .reading] as $failed |
+	 ($s.result.results | length >= 5) and
+	 (($s.exit == 0 and $failed == []) or ($s.exit == 1 and $failed == ["host free memory"]))' \
+	'.runs.selftest'
+selftest_exit=$(jq -r '.runs.selftest.exit' "$js" 2>/dev/null)
 field "doctor ran through the agent" '.runs.doctor.result != null and (.runs.doctor.exit | type) == "number"' \
 	'.runs.doctor'
 field "idle measured the VM" '.runs.idle.exit == 0 and .runs.idle.result != null' '.runs.idle'
@@ -80,7 +87,8 @@ for f in "$md" "$js"; do
 done
 check "the page starts with the instance and its vmType" grep -q '^# vmcost report: rp (qemu)$' "${md:-/nonexistent}"
 # shellcheck disable=SC2016 # backquotes are Markdown here
-check "the page has the table of runs" grep -q '^| selftest | `vmcost selftest --json` | 0 |' "${md:-/nonexistent}"
+check "the page has the table of runs, with selftest's exit" \
+	grep -q "^| selftest | \`vmcost selftest --json\` | ${selftest_exit:-none} |" "${md:-/nonexistent}"
 
 # A results directory that cannot be made: refused before anything is measured.
 started=$(date +%s)
