@@ -50,6 +50,7 @@ field "the machine: os, kernel, cpus, memory" \
 field "versions of vmcost and Lima" '(.vmcost_version | length > 0) and (.lima_version | length > 0)' '.'
 # The report carries selftest's own verdicts; as in tests/sh/selftest.sh, only the host free
 # memory reading may fail here, where the other lane's guest moves host free memory meanwhile.
+# shellcheck disable=SC2016 # $s and $failed are jq's
 field "selftest ran, its verdicts carried (only a noisy host free memory may fail)" \
 	'.runs.selftest as $s | [$s.result.results[] | select(.verdict == "fail") | .reading] as $failed |
 	 ($s.result.results | length >= 5) and
