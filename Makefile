@@ -282,10 +282,12 @@ unit: $(addprefix $(UNIT_DIR)/,$(UNIT_LIB) $(UNIT_HOST) $(UNIT_AGENT))
 	@rc=0; for t in $^; do $(RUN_SUITE) "unit/$${t##*/}" $$t || rc=1; done; exit $$rc
 
 # The macOS layer cannot run here; compile it against declarations written from Apple's
-# documented prototypes so at least its types agree.
+# documented prototypes so at least its types agree, and run it on Linux against stubs of
+# Apple's calls (tests/darwin/platform_link.c).
 darwin-check:
 	@if [ -f host/platform/platform_darwin.c ]; then \
-		$(RUN_SUITE) darwin-compile tests/darwin-compile $(CC) "$(BASE_CFLAGS) -Ihost"; fi
+		$(RUN_SUITE) darwin-compile tests/darwin-compile $(CC) "$(BASE_CFLAGS) -Ihost" \
+			"$(HOST_LIBS)"; fi
 
 SHELL_SCRIPTS = $(shell tests/list-shell-scripts)
 C_SOURCES = $(shell tests/list-c-sources)

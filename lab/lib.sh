@@ -68,6 +68,22 @@ lab_kernel_version_file() {
 	echo "$LAB_CACHE/kernel/version"
 }
 
+# The guest architectures the lab builds, as Lima spells them (x86_64, aarch64; arm64 is taken
+# for aarch64). Prints the name, or fails for any other.
+lab_arch() { # name
+	case $1 in
+	x86_64 | amd64) echo x86_64 ;;
+	aarch64 | arm64) echo aarch64 ;;
+	*) return 1 ;;
+	esac
+}
+
+# Where lab/build keeps an architecture's guest (kernel/, busybox, unixbridge, initrd.gz): the
+# cache itself for x86_64, as before aarch64 existed, and its aarch64/ folder for aarch64.
+lab_arch_cache() { # arch
+	if [ "$1" = aarch64 ]; then echo "$LAB_CACHE/aarch64"; else echo "$LAB_CACHE"; fi
+}
+
 # Bytes from a Lima-style size ("2GiB", "512MiB", "4G").
 lab_size_bytes() {
 	awk -v s="$1" 'BEGIN {

@@ -38,6 +38,8 @@ _Static_assert(offsetof(struct vm_statistics64, total_uncompressed_pages_in_comp
 _Static_assert(HOST_VM_INFO64 == 4, "HOST_VM_INFO64 is 4");
 _Static_assert(RUSAGE_INFO_V4 == 4, "RUSAGE_INFO_V4 is 4");
 _Static_assert(MADV_FREE_REUSABLE == 7, "MADV_FREE_REUSABLE is 7 (bsd/sys/mman.h)");
+_Static_assert(MAP_ANON == 0x1000 && MAP_ANONYMOUS == MAP_ANON,
+	       "MAP_ANON is 0x1000 (bsd/sys/mman.h)");
 
 int layout_check_anchor(void);
 int layout_check_anchor(void)
