@@ -3,7 +3,8 @@
 # The house test-suite helpers for shell suites (tests/sh, tests/lab, tests/lima), defined here
 # only: count with ok, fail and skip (or check, expect, has, json), end with suite_summary, which
 # prints "N passed, N failed, N skipped" and is true only when nothing failed and something ran
-# (or summary, which also exits). A path that cannot run here is a skip with its reason, never a
+# or said why it could not (tests/run-suite judges a suite that only skipped; or summary, which
+# also exits). A path that cannot run here is a skip with its reason, never a
 # silent pass.
 
 SUITE_PASSED=0
@@ -28,7 +29,7 @@ skip() {
 
 suite_summary() {
 	echo "$SUITE_PASSED passed, $SUITE_FAILED failed, $SUITE_SKIPPED skipped"
-	[ "$SUITE_FAILED" -eq 0 ] && [ "$SUITE_PASSED" -gt 0 ]
+	[ "$SUITE_FAILED" -eq 0 ] && [ "$((SUITE_PASSED + SUITE_SKIPPED))" -gt 0 ]
 }
 
 # summary: the last line of a suite that has nothing to clean up by hand: suite_summary, then

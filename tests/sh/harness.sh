@@ -22,6 +22,7 @@ suite skips "2 passed, 0 failed, 1 skipped"
 suite old "4 passed, 0 failed"
 suite red "1 passed, 1 failed, 0 skipped"
 suite none "0 passed, 0 failed, 0 skipped"
+suite onlyskips "0 passed, 0 failed, 2 skipped"
 suite silent "hello"
 
 expect "run-suite: a green suite passes" 0 "$here/run-suite" "$tmp/logs" green "$tmp/green"
@@ -32,6 +33,15 @@ has "run-suite: ... and says so" "$tmp/out" "-- old: 4 passed, 0 failed, 0 skipp
 expect "run-suite: a failed test fails the suite" 1 "$here/run-suite" "$tmp/logs2" red "$tmp/red"
 expect "run-suite: nothing ran fails the suite" 1 "$here/run-suite" "$tmp/logs2" none "$tmp/none"
 expect "run-suite: no summary line fails the suite" 1 "$here/run-suite" "$tmp/logs2" silent "$tmp/silent"
+expect "run-suite: a suite that could only skip passes" 0 env -u VMCOST_NO_SKIPS "$here/run-suite" \
+	"$tmp/logs3" onlyskips "$tmp/onlyskips"
+has "run-suite: ... and says so" "$tmp/out" "-- onlyskips: every test skipped here"
+expect "run-suite: ... but fails under VMCOST_NO_SKIPS=1" 1 env VMCOST_NO_SKIPS=1 "$here/run-suite" \
+	"$tmp/logs4" onlyskips "$tmp/onlyskips"
+"$here/run-suite" "$tmp/logs3" green "$tmp/green" >/dev/null
+expect "total: a suite that only skipped passes the total" 0 env -u VMCOST_NO_SKIPS "$here/total" "$tmp/logs3"
+has "total: ... and names it" "$tmp/out" "skipped 2: onlyskips.log"
+expect "total: ... not under VMCOST_NO_SKIPS=1" 1 env VMCOST_NO_SKIPS=1 "$here/total" "$tmp/logs3"
 
 expect "total: green and skipping suites pass" 0 env -u VMCOST_NO_SKIPS "$here/total" "$tmp/logs"
 has "total: sums all three counts" "$tmp/out" "9 passed, 0 failed, 1 skipped"
