@@ -30,7 +30,9 @@ real_stopped=${LIMA_INSTANCE}s
 #   sshLocalPort, sshConfigFile: the lab guest has no sshd (its channel is a TCP hostfwd)
 #   errors: printed by the stand-in only for directories it cannot load, as Lima does
 #   message: the template's message, absent from lab instances
-real_only_running="errors message sshConfigFile sshLocalPort"
+#   param: the instance's params (the agent fragment's vmcostAgentSrc, vmcostAgentURL...);
+#          lab instances are made by lab/vm, with none
+real_only_running="errors message param sshConfigFile sshLocalPort"
 
 standin() { # args...: the stand-in on the lab's LIMA_HOME
 	env LIMA_HOME="$lab_home" "$LIMA_TEST_REPO/lab/bin/limactl" "$@"
@@ -104,7 +106,7 @@ for state in running stopped; do
 		grep -q "^$k:" "$tmp/real-$state" && expected="$expected $k"
 	done
 	expected=$(echo "$expected" | tr ' ' '\n' | sed '/^$/d' | sort | tr '\n' ' ')
-	check "list --json ($state): the stand-in has every key of real Lima with its type, except:$expected(listed reasons)" \
+	check "list --json ($state): the stand-in has every key of real Lima with its type, except: $expected(listed reasons; missing: ${missing:-none})" \
 		test "$missing" = "$expected"
 	check "list --json ($state): the stand-in prints no key real Lima does not (${extra:-none})" \
 		test -z "$extra"
