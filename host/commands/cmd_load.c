@@ -47,7 +47,7 @@ static const struct cli_spec load_spec = {
 	"N clients x S s and 1 client x S s (tps, mean latency), then the idle CPU of the\n"
 	"VM process with the postgres container still running.\n"
 	"\n"
-	"  --image            postgres image (default " PG_DEFAULT_IMAGE "), pulled if missing\n"
+	"  --image            postgres image (default " WORKLOAD_PG_IMAGE "), pulled if missing\n"
 	"                     unless --no-pull\n"
 	"  --scale            pgbench -s (50)\n"
 	"  --clients          clients of the first run (8); --duration its -T (60)\n"
@@ -55,7 +55,7 @@ static const struct cli_spec load_spec = {
 	"  --idle, --interval idle measurement with the container running (60 s in 10 s "
 	"steps)\n"
 	"  --keep             leave the container running afterwards (docker rm "
-	"-f " PG_CONTAINER_NAME ")\n"
+	"-f " WORKLOAD_PG_CONTAINER ")\n"
 	"  --results          where the .md/.json go (default: the current directory)\n",
     .flags = CLI_PID,
     .min_args = 1,
@@ -150,27 +150,27 @@ struct load {
 	struct lima_instance inst;
 	struct vmproc vp;
 	struct progress prog;
-	struct pg_session pg;
+	struct workload_pg_session pg;
 	time_t started;
 	json_t *doc;
 };
 
-static int run_benchmarks(struct load *l, struct pg_run runs[2], char *err, size_t errsize)
+static int run_benchmarks(struct load *l, struct workload_pg_run runs[2], char *err, size_t errsize)
 {
 	progress_phase(&l->prog, "postgres");
-	int rc = pg_start(&l->pg, &l->inst, l->o.image, !l->o.no_pull, 600, err, errsize);
+	int rc = workload_pg_start(&l->pg, &l->inst, l->o.image, !l->o.no_pull, 600, err, errsize);
 	if (rc != VMC_EXIT_OK)
 		return rc;
 	progress_phase(&l->prog, "pgbench -i");
-	rc = pg_init(&l->pg, l->o.scale, err, errsize);
+	rc = workload_pg_init(&l->pg, l->o.scale, err, errsize);
 	if (rc != VMC_EXIT_OK)
 		return rc;
 	progress_phase(&l->prog, "pgbench");
-	rc = pg_bench(&l->pg, l->o.clients, l->o.duration, &runs[0], err, errsize);
+	rc = workload_pg_bench(&l->pg, l->o.clients, l->o.duration, &runs[0], err, errsize);
 	if (rc != VMC_EXIT_OK)
 		return rc;
 	progress_event(&l->prog, "done", "clients=%d tps=%.1f", runs[0].clients, runs[0].tps);
-	rc = pg_bench(&l->pg, 1, l->o.single_duration, &runs[1], err, errsize);
+	rc = workload_pg_bench(&l->pg, 1, l->o.single_duration, &runs[1], err, errsize);
 	if (rc == VMC_EXIT_OK)
 		progress_event(&l->prog, "done", "clients=1 tps=%.1f", runs[1].tps);
 	return rc;
@@ -300,11 +300,12 @@ static json_t *header(struct load *l)
 	return doc;
 }
 
-static int finish(struct load *l, int rc, struct pg_run runs[2], json_t *idle, const char *err)
+static int finish(struct load *l, int rc, struct workload_pg_run runs[2], json_t *idle,
+		  const char *err)
 {
 	char rerr[256];
 	if (!l->o.keep || rc != VMC_EXIT_OK)
-		if (pg_remove(&l->pg, rerr, sizeof rerr) != VMC_EXIT_OK)
+		if (workload_pg_remove(&l->pg, rerr, sizeof rerr) != VMC_EXIT_OK)
 			vmc_warn("%s", rerr);
 	progress_clear(&l->prog);
 	if (rc == VMC_EXIT_INTERRUPTED || cli_stop) {
@@ -322,8 +323,8 @@ static int finish(struct load *l, int rc, struct pg_run runs[2], json_t *idle, c
 				      l->pg.image, "pulled", l->pg.pulled, "docker_version",
 				      l->pg.server_version, "scale", l->o.scale, "ready_seconds",
 				      l->pg.ready_seconds, "init_seconds", l->pg.init_seconds,
-				      "runs", pg_run_json(&runs[0]), pg_run_json(&runs[1]), "kept",
-				      l->o.keep));
+				      "runs", workload_pg_run_json(&runs[0]),
+				      workload_pg_run_json(&runs[1]), "kept", l->o.keep));
 	json_object_set_new(l->doc, "idle_cpu", idle);
 	char md[4200], werr[512];
 	int wrc = write_results(l, md, sizeof md, werr, sizeof werr);
@@ -356,7 +357,7 @@ int cmd_load(int argc, char **argv)
 	l.pg.note = on_note;
 	l.pg.note_ctx = &l.prog;
 	l.doc = header(&l);
-	struct pg_run runs[2] = {{0}};
+	struct workload_pg_run runs[2] = {{0}};
 	json_t *idle = NULL;
 	rc = run_benchmarks(&l, runs, err, sizeof err);
 	if (rc == VMC_EXIT_OK) {

@@ -227,7 +227,7 @@ static json_t *freeze(char *err, size_t size)
 {
 	err[0] = '\0';
 	errno = 0;
-	return agent_engine_freeze(&cfg, err, size);
+	return engine_freeze(&cfg, err, size);
 }
 
 TEST(a_running_container_refuses_the_freeze)
@@ -243,7 +243,7 @@ TEST(a_running_container_refuses_the_freeze)
 	/* A stopped container's cgroup is empty: no longer a reason. */
 	fakeroot_write("/sys/fs/cgroup/docker/0123456789abcdef0123/cgroup.events",
 		       "populated 0\nfrozen 0\n");
-	json_t *st = agent_engine_status(&cfg, err, sizeof err);
+	json_t *st = engine_status(&cfg, err, sizeof err);
 	CHECK(json_is_true(json_object_get(st, "can_freeze")));
 	json_decref(st);
 }
@@ -320,12 +320,12 @@ TEST(freeze_waits_for_frozen_1_and_thaw_undoes_it)
 	doc = freeze(err, sizeof err);
 	CHECK_STR(json_string_value(json_object_get(doc, "action")), "already-frozen");
 	json_decref(doc);
-	doc = agent_engine_thaw(&cfg, err, sizeof err);
+	doc = engine_thaw(&cfg, err, sizeof err);
 	CHECK_STR(json_string_value(json_object_get(doc, "action")), "thawed");
 	json_decref(doc);
 	CHECK_STR(freeze_value("openrc.docker"), "0");
 	CHECK(!engine_recorded_frozen());
-	doc = agent_engine_thaw(&cfg, err, sizeof err);
+	doc = engine_thaw(&cfg, err, sizeof err);
 	CHECK_STR(json_string_value(json_object_get(doc, "action")), "not-frozen");
 	json_decref(doc);
 	kernel_end();
@@ -556,7 +556,7 @@ TEST(a_thaw_from_the_api_lets_the_guard_go_and_puts_the_socket_back)
 	ino_t real = inode_of(docker_path);
 	char err[512];
 	json_decref(freeze(err, sizeof err));
-	json_t *doc = agent_engine_thaw(&cfg, err, sizeof err);
+	json_t *doc = engine_thaw(&cfg, err, sizeof err);
 	CHECK_STR(json_string_value(json_object_get(doc, "action")), "thawed");
 	json_decref(doc);
 	guard_join();
@@ -620,7 +620,7 @@ TEST(two_hundred_freeze_thaw_cycles_under_a_client_loop_lose_no_request)
 		froze +=
 		    doc && strcmp(json_string_value(json_object_get(doc, "action")), "froze") == 0;
 		json_decref(doc);
-		json_decref(agent_engine_thaw(&cfg, err, sizeof err));
+		json_decref(engine_thaw(&cfg, err, sizeof err));
 		guard_join();
 	}
 	loop_stop = true;
