@@ -18,12 +18,6 @@ stubs=$repo/tests/sh/agent-stubs:$repo/tests/sh/provision-stubs
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-check() { # description, command...
-	desc=$1
-	shift
-	if "$@" >/dev/null 2>&1; then ok "$desc"; else fail "$desc"; fi
-}
-
 # util-linux's setsid (busybox's has no -w): each run in a process group of its own.
 setsid=$(command -v setsid) || {
 	echo "FAIL setsid (util-linux) is missing"
