@@ -12,6 +12,7 @@
 #include "commands/commands.h"
 #include "jsonutil.h"
 #include "log.h"
+#include "measure/load_report.h"
 #include "measure/progress.h"
 #include "measure/results.h"
 #include "measure/vm_sample.h"
@@ -176,84 +177,9 @@ static int run_benchmarks(struct load *l, struct workload_pg_run runs[2], char *
 	return rc;
 }
 
-static void print_human(const json_t *doc, const char *md_path)
-{
-	const json_t *pg = json_object_get(doc, "pgbench");
-	const char *name = vmc_json_get_str(json_object_get(doc, "instance"), "name");
-	printf("vmcost load %s: pgbench through the Docker API (%s, Docker %s)\n",
-	       name ? name : "?", vmc_json_get_str(pg, "image"),
-	       vmc_json_get_str(pg, "docker_version"));
-	printf("\n%-26s %12s %14s\n", "run", "tps", "mean latency");
-	size_t i;
-	json_t *run;
-	json_array_foreach(json_object_get(pg, "runs"), i, run)
-	{
-		char what[64];
-		long long clients = json_integer_value(json_object_get(run, "clients"));
-		snprintf(what, sizeof what, "%lld client%s x %.0f s", clients,
-			 clients == 1 ? "" : "s",
-			 json_number_value(json_object_get(run, "duration_s")));
-		json_t *lat = json_object_get(run, "latency_ms");
-		char latency[32] = "-";
-		if (json_is_number(lat))
-			snprintf(latency, sizeof latency, "%.2f ms", json_number_value(lat));
-		printf("%-26s %12.0f %14s\n", what, json_number_value(json_object_get(run, "tps")),
-		       latency);
-	}
-	const json_t *idle = json_object_get(doc, "idle_cpu");
-	printf("\nidle with the container running: %.2f %% of a core (median of %lld x %.0f s; "
-	       "min %.2f, max %.2f)\n",
-	       json_number_value(json_object_get(idle, "median_percent")),
-	       json_integer_value(json_object_get(idle, "intervals")),
-	       json_number_value(json_object_get(idle, "interval_s")),
-	       json_number_value(json_object_get(idle, "min_percent")),
-	       json_number_value(json_object_get(idle, "max_percent")));
-	printf("pgbench -i -s %lld took %.0f s; postgres was ready in %.0f s%s\n",
-	       json_integer_value(json_object_get(pg, "scale")),
-	       json_number_value(json_object_get(pg, "init_seconds")),
-	       json_number_value(json_object_get(pg, "ready_seconds")),
-	       json_is_true(json_object_get(pg, "pulled")) ? " (image pulled first)" : "");
-	if (md_path)
-		printf("\nresults: %s (+ .json)\n", md_path);
-}
-
 static int write_markdown(FILE *f, void *ctx)
 {
-	const json_t *doc = ctx;
-	const json_t *inst = json_object_get(doc, "instance");
-	const json_t *pg = json_object_get(doc, "pgbench");
-	fprintf(f, "# vmcost load: %s, %s\n\n", vmc_json_get_str(inst, "name"),
-		vmc_json_get_str(doc, "started_at"));
-	fprintf(f, "- Machine: %s\n", vmc_json_get_str(doc, "machine_line"));
-	fprintf(f, "- Lima: %s; vmType %s\n", vmc_json_get_str(doc, "limactl_version"),
-		vmc_json_get_str(inst, "vm_type"));
-	fprintf(f, "- Image: %s, Docker %s; pgbench -s %lld\n", vmc_json_get_str(pg, "image"),
-		vmc_json_get_str(pg, "docker_version"),
-		json_integer_value(json_object_get(pg, "scale")));
-	fprintf(f, "- vmcost %s; single run\n\n| run | tps | mean latency |\n|---|---|---|\n",
-		vmc_json_get_str(doc, "version"));
-	size_t i;
-	json_t *run;
-	json_array_foreach(json_object_get(pg, "runs"), i, run)
-	{
-		json_t *lat = json_object_get(run, "latency_ms");
-		fprintf(f, "| %lld clients x %.0f s | %.0f | %s%.2f ms |\n",
-			json_integer_value(json_object_get(run, "clients")),
-			json_number_value(json_object_get(run, "duration_s")),
-			json_number_value(json_object_get(run, "tps")),
-			json_is_number(lat) ? "" : "- ",
-			json_is_number(lat) ? json_number_value(lat) : 0.0);
-	}
-	const json_t *idle = json_object_get(doc, "idle_cpu");
-	fprintf(f,
-		"\nIdle with the container running: %.2f %% of a host core (median; min %.2f, "
-		"max %.2f over %lld x %.0f s).\n",
-		json_number_value(json_object_get(idle, "median_percent")),
-		json_number_value(json_object_get(idle, "min_percent")),
-		json_number_value(json_object_get(idle, "max_percent")),
-		json_integer_value(json_object_get(idle, "intervals")),
-		json_number_value(json_object_get(idle, "interval_s")));
-	return ferror(f) ? -1 : 0;
+	return load_report_markdown(f, ctx);
 }
 
 static int write_results(struct load *l, char *md, size_t mdsize, char *err, size_t errsize)
@@ -331,7 +257,7 @@ static int finish(struct load *l, int rc, struct workload_pg_run runs[2], json_t
 	if (l->cli.json)
 		vmc_json_write(stdout, l->doc);
 	else
-		print_human(l->doc, *md ? md : NULL);
+		load_report_human(stdout, l->doc, *md ? md : NULL);
 	if (wrc != VMC_EXIT_OK)
 		cli_fail(&l->cli, wrc, "%s", werr);
 	return wrc;
