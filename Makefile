@@ -8,7 +8,9 @@
 #                   lab tests;
 #                   ends with one "N passed, N failed" line; needs no real Lima (make lima-check)
 #   make test       the fast loop: make check without the lab (no VM) and without installing
-#                   packages (a missing one is named); 4 to 9 minutes of CPU time here
+#                   packages (a missing one is named); 202 s of CPU time, 7 min 20 s of wall
+#                   time, measured here with other work on the 2-core machine and the ASan
+#                   objects already built (535 s from a clean clone; docs/development.md)
 #   make demo       the main job on Linux: two lab VMs, memtest on each, side by side
 #
 # Component targets for working on one half:  make host | agent | unit | unit-host | unit-agent |

@@ -29,9 +29,9 @@ const struct server_ops server_core_ops = {
     .trim = agent_trim,
     .balloon = agent_balloon,
     .balloon_set_order = agent_balloon_set_order,
-    .engine_status = agent_engine_status,
-    .engine_freeze = agent_engine_freeze,
-    .engine_thaw = agent_engine_thaw,
+    .engine_status = engine_status,
+    .engine_freeze = engine_freeze,
+    .engine_thaw = engine_thaw,
 };
 
 /* A request still running at SIGTERM (a long wakeups) gets this long before we exit anyway. */

@@ -638,7 +638,7 @@ static json_t *freeze_locked(const struct agent_config *cfg, char *err, size_t e
 	return with_action(status_doc(cfg, &rec, true), "froze", t0);
 }
 
-json_t *agent_engine_freeze(const struct agent_config *cfg, char *err, size_t errsize)
+json_t *engine_freeze(const struct agent_config *cfg, char *err, size_t errsize)
 {
 	int lock = lock_engine();
 	if (lock < 0) {
@@ -697,7 +697,7 @@ json_t *engine_thaw_for(const struct agent_config *cfg, const char *origin, char
 	return with_action(status_doc(cfg, NULL, false), action, t0);
 }
 
-json_t *agent_engine_thaw(const struct agent_config *cfg, char *err, size_t errsize)
+json_t *engine_thaw(const struct agent_config *cfg, char *err, size_t errsize)
 {
 	return engine_thaw_for(cfg, "API", err, errsize);
 }
@@ -767,7 +767,7 @@ static json_t *status_doc(const struct agent_config *cfg, const struct engine_re
 	return doc;
 }
 
-json_t *agent_engine_status(const struct agent_config *cfg, char *err, size_t errsize)
+json_t *engine_status(const struct agent_config *cfg, char *err, size_t errsize)
 {
 	struct engine_record rec;
 	(void)err;

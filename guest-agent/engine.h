@@ -63,16 +63,16 @@ int engine_find(const struct agent_config *cfg, struct engine_plan *plan, char *
 /* ---- the core builders (agent.h conventions: a document, or NULL with err and errno) ------- */
 
 /* GET /v1/engine: state of every engine cgroup, its processes, whether a freeze would work. */
-json_t *agent_engine_status(const struct agent_config *cfg, char *err, size_t errsize);
+json_t *engine_status(const struct agent_config *cfg, char *err, size_t errsize);
 /*
  * POST /v1/engine/freeze. Refuses (NULL, errno EBUSY) while a container runs or the cgroups hold
  * processes that are not the engine's (named in err); ENOTSUP without a cgroup v2 freezer;
  * ENOENT without an engine; ETIMEDOUT when frozen 1 did not come within engine-freeze-timeout
  * (the engine is thawed again). Already frozen: the status, "action": "already-frozen".
  */
-json_t *agent_engine_freeze(const struct agent_config *cfg, char *err, size_t errsize);
+json_t *engine_freeze(const struct agent_config *cfg, char *err, size_t errsize);
 /* POST /v1/engine/thaw: thaws, puts dockerd's socket back, lets the guard go. Idempotent. */
-json_t *agent_engine_thaw(const struct agent_config *cfg, char *err, size_t errsize);
+json_t *engine_thaw(const struct agent_config *cfg, char *err, size_t errsize);
 /* The same with who asked, for the log ("API", "client", "start-up", "shutdown"). */
 json_t *engine_thaw_for(const struct agent_config *cfg, const char *origin, char *err,
 			size_t errsize);

@@ -248,9 +248,9 @@ static int cmd_engine(const struct cli *cli)
 		return engine_guard_main(&cfg);
 	engine_use_guard_process();
 	if (strcmp(action, "status") == 0)
-		doc = agent_engine_status(&cfg, err, sizeof err);
+		doc = engine_status(&cfg, err, sizeof err);
 	else if (strcmp(action, "freeze") == 0)
-		doc = agent_engine_freeze(&cfg, err, sizeof err);
+		doc = engine_freeze(&cfg, err, sizeof err);
 	else if (strcmp(action, "thaw") == 0)
 		doc = engine_thaw_for(&cfg, "command line", err, sizeof err);
 	else

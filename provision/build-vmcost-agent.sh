@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # build-vmcost-agent.sh SRC-DIR OUTPUT: compile vmcost-agent from the sources a vmcost Lima
-# template embeds (SRC-DIR/guest-agent/*.c and SRC-DIR/lib/*.c) against libyaml, jansson and
-# libmicrohttpd found with pkg-config. Runs in the guest (Alpine, Debian, Fedora) and in the tests
+# template embeds (SRC-DIR/guest-agent/*.c and SRC-DIR/lib/*.c: the lib/ modules the agent uses,
+# which provision/vmcost-agent-sources.sh lists) against libyaml, jansson and libmicrohttpd found
+# with pkg-config. Runs in the guest (Alpine, Debian, Fedora) and in the tests
 # that build from exactly the template's files; the same flags as the repository's Makefile,
 # without -Werror (a newer guest compiler must not fail the provisioning). One compiler per CPU at
 # a time: under QEMU without KVM one file after the other took about 10 minutes on 2 vCPUs.

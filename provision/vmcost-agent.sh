@@ -24,11 +24,24 @@ die() {
 	exit 1
 }
 
+# The agent's sources in a checkout, as its provision/vmcost-agent-sources.sh lists them (every
+# guest-agent/*.[ch], the lib/ modules they include); a checkout older than that script: all of
+# guest-agent/ and lib/.
+checkout_sources() { # dir
+	if [ -f "$1/provision/vmcost-agent-sources.sh" ]; then
+		sh "$1/provision/vmcost-agent-sources.sh" "$1"
+	else
+		for f in "$1"/guest-agent/*.[ch] "$1"/lib/*.[ch]; do
+			[ -f "$f" ] && echo "${f#"$1"/}"
+		done
+	fi
+}
+
 # The tarball's layout from a checkout (templates/update-embedded packs the same files):
 # "PATH-IN-SRC CHECKOUT-FILE" lines.
 checkout_files() { # dir
-	for f in "$1"/guest-agent/*.[ch] "$1"/lib/*.[ch]; do
-		[ -f "$f" ] && echo "${f#"$1"/} $f"
+	checkout_sources "$1" | while read -r f; do
+		echo "$f $1/$f"
 	done
 	echo "build.sh $1/provision/build-vmcost-agent.sh"
 	echo "install.sh $1/provision/install-vmcost-agent.sh"

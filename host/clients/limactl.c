@@ -159,8 +159,8 @@ static bool only_space(const char *p, size_t len)
 	return true;
 }
 
-int lima_parse_list_json(const char *buf, size_t len, const char *name, struct lima_instance **out,
-			 size_t *n, char *err, size_t errsize)
+int limactl_parse_list_json(const char *buf, size_t len, const char *name,
+			    struct lima_instance **out, size_t *n, char *err, size_t errsize)
 {
 	*out = NULL;
 	*n = 0;
@@ -287,7 +287,7 @@ int limactl_list(const char *name, struct lima_instance **out, size_t *n, char *
 			 ? VMC_EXIT_NO_INSTANCE
 			 : VMC_EXIT_FAILURE;
 	} else {
-		rc = lima_parse_list_json(res.out, res.out_len, name, out, n, err, errsize);
+		rc = limactl_parse_list_json(res.out, res.out_len, name, out, n, err, errsize);
 		for (size_t i = 0; rc == VMC_EXIT_OK && i < *n; i++) {
 			struct lima_instance *inst = &(*out)[i];
 			char why[200] = "";

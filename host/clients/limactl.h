@@ -19,7 +19,7 @@ int limactl_list(const char *name, struct lima_instance **out, size_t *n, char *
  * TTY). name == NULL keeps every instance, else only that one (none: *n == 0). Returns
  * VMC_EXIT_OK or VMC_EXIT_MALFORMED with the line and problem in err. *out is malloc'd.
  */
-int lima_parse_list_json(const char *buf, size_t len, const char *name, struct lima_instance **out,
-			 size_t *n, char *err, size_t errsize);
+int limactl_parse_list_json(const char *buf, size_t len, const char *name,
+			    struct lima_instance **out, size_t *n, char *err, size_t errsize);
 
 #endif

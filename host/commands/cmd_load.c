@@ -12,6 +12,7 @@
 #include "commands/commands.h"
 #include "jsonutil.h"
 #include "log.h"
+#include "measure/load_report.h"
 #include "measure/progress.h"
 #include "measure/results.h"
 #include "measure/vm_sample.h"
@@ -47,7 +48,7 @@ static const struct cli_spec load_spec = {
 	"N clients x S s and 1 client x S s (tps, mean latency), then the idle CPU of the\n"
 	"VM process with the postgres container still running.\n"
 	"\n"
-	"  --image            postgres image (default " PG_DEFAULT_IMAGE "), pulled if missing\n"
+	"  --image            postgres image (default " WORKLOAD_PG_IMAGE "), pulled if missing\n"
 	"                     unless --no-pull\n"
 	"  --scale            pgbench -s (50)\n"
 	"  --clients          clients of the first run (8); --duration its -T (60)\n"
@@ -55,7 +56,7 @@ static const struct cli_spec load_spec = {
 	"  --idle, --interval idle measurement with the container running (60 s in 10 s "
 	"steps)\n"
 	"  --keep             leave the container running afterwards (docker rm "
-	"-f " PG_CONTAINER_NAME ")\n"
+	"-f " WORKLOAD_PG_CONTAINER ")\n"
 	"  --results          where the .md/.json go (default: the current directory)\n",
     .flags = CLI_PID,
     .min_args = 1,
@@ -150,110 +151,35 @@ struct load {
 	struct lima_instance inst;
 	struct vmproc vp;
 	struct progress prog;
-	struct pg_session pg;
+	struct workload_pg_session pg;
 	time_t started;
 	json_t *doc;
 };
 
-static int run_benchmarks(struct load *l, struct pg_run runs[2], char *err, size_t errsize)
+static int run_benchmarks(struct load *l, struct workload_pg_run runs[2], char *err, size_t errsize)
 {
 	progress_phase(&l->prog, "postgres");
-	int rc = pg_start(&l->pg, &l->inst, l->o.image, !l->o.no_pull, 600, err, errsize);
+	int rc = workload_pg_start(&l->pg, &l->inst, l->o.image, !l->o.no_pull, 600, err, errsize);
 	if (rc != VMC_EXIT_OK)
 		return rc;
 	progress_phase(&l->prog, "pgbench -i");
-	rc = pg_init(&l->pg, l->o.scale, err, errsize);
+	rc = workload_pg_init(&l->pg, l->o.scale, err, errsize);
 	if (rc != VMC_EXIT_OK)
 		return rc;
 	progress_phase(&l->prog, "pgbench");
-	rc = pg_bench(&l->pg, l->o.clients, l->o.duration, &runs[0], err, errsize);
+	rc = workload_pg_bench(&l->pg, l->o.clients, l->o.duration, &runs[0], err, errsize);
 	if (rc != VMC_EXIT_OK)
 		return rc;
 	progress_event(&l->prog, "done", "clients=%d tps=%.1f", runs[0].clients, runs[0].tps);
-	rc = pg_bench(&l->pg, 1, l->o.single_duration, &runs[1], err, errsize);
+	rc = workload_pg_bench(&l->pg, 1, l->o.single_duration, &runs[1], err, errsize);
 	if (rc == VMC_EXIT_OK)
 		progress_event(&l->prog, "done", "clients=1 tps=%.1f", runs[1].tps);
 	return rc;
 }
 
-static void print_human(const json_t *doc, const char *md_path)
-{
-	const json_t *pg = json_object_get(doc, "pgbench");
-	const char *name = vmc_json_get_str(json_object_get(doc, "instance"), "name");
-	printf("vmcost load %s: pgbench through the Docker API (%s, Docker %s)\n",
-	       name ? name : "?", vmc_json_get_str(pg, "image"),
-	       vmc_json_get_str(pg, "docker_version"));
-	printf("\n%-26s %12s %14s\n", "run", "tps", "mean latency");
-	size_t i;
-	json_t *run;
-	json_array_foreach(json_object_get(pg, "runs"), i, run)
-	{
-		char what[64];
-		long long clients = json_integer_value(json_object_get(run, "clients"));
-		snprintf(what, sizeof what, "%lld client%s x %.0f s", clients,
-			 clients == 1 ? "" : "s",
-			 json_number_value(json_object_get(run, "duration_s")));
-		json_t *lat = json_object_get(run, "latency_ms");
-		char latency[32] = "-";
-		if (json_is_number(lat))
-			snprintf(latency, sizeof latency, "%.2f ms", json_number_value(lat));
-		printf("%-26s %12.0f %14s\n", what, json_number_value(json_object_get(run, "tps")),
-		       latency);
-	}
-	const json_t *idle = json_object_get(doc, "idle_cpu");
-	printf("\nidle with the container running: %.2f %% of a core (median of %lld x %.0f s; "
-	       "min %.2f, max %.2f)\n",
-	       json_number_value(json_object_get(idle, "median_percent")),
-	       json_integer_value(json_object_get(idle, "intervals")),
-	       json_number_value(json_object_get(idle, "interval_s")),
-	       json_number_value(json_object_get(idle, "min_percent")),
-	       json_number_value(json_object_get(idle, "max_percent")));
-	printf("pgbench -i -s %lld took %.0f s; postgres was ready in %.0f s%s\n",
-	       json_integer_value(json_object_get(pg, "scale")),
-	       json_number_value(json_object_get(pg, "init_seconds")),
-	       json_number_value(json_object_get(pg, "ready_seconds")),
-	       json_is_true(json_object_get(pg, "pulled")) ? " (image pulled first)" : "");
-	if (md_path)
-		printf("\nresults: %s (+ .json)\n", md_path);
-}
-
 static int write_markdown(FILE *f, void *ctx)
 {
-	const json_t *doc = ctx;
-	const json_t *inst = json_object_get(doc, "instance");
-	const json_t *pg = json_object_get(doc, "pgbench");
-	fprintf(f, "# vmcost load: %s, %s\n\n", vmc_json_get_str(inst, "name"),
-		vmc_json_get_str(doc, "started_at"));
-	fprintf(f, "- Machine: %s\n", vmc_json_get_str(doc, "machine_line"));
-	fprintf(f, "- Lima: %s; vmType %s\n", vmc_json_get_str(doc, "limactl_version"),
-		vmc_json_get_str(inst, "vm_type"));
-	fprintf(f, "- Image: %s, Docker %s; pgbench -s %lld\n", vmc_json_get_str(pg, "image"),
-		vmc_json_get_str(pg, "docker_version"),
-		json_integer_value(json_object_get(pg, "scale")));
-	fprintf(f, "- vmcost %s; single run\n\n| run | tps | mean latency |\n|---|---|---|\n",
-		vmc_json_get_str(doc, "version"));
-	size_t i;
-	json_t *run;
-	json_array_foreach(json_object_get(pg, "runs"), i, run)
-	{
-		json_t *lat = json_object_get(run, "latency_ms");
-		fprintf(f, "| %lld clients x %.0f s | %.0f | %s%.2f ms |\n",
-			json_integer_value(json_object_get(run, "clients")),
-			json_number_value(json_object_get(run, "duration_s")),
-			json_number_value(json_object_get(run, "tps")),
-			json_is_number(lat) ? "" : "- ",
-			json_is_number(lat) ? json_number_value(lat) : 0.0);
-	}
-	const json_t *idle = json_object_get(doc, "idle_cpu");
-	fprintf(f,
-		"\nIdle with the container running: %.2f %% of a host core (median; min %.2f, "
-		"max %.2f over %lld x %.0f s).\n",
-		json_number_value(json_object_get(idle, "median_percent")),
-		json_number_value(json_object_get(idle, "min_percent")),
-		json_number_value(json_object_get(idle, "max_percent")),
-		json_integer_value(json_object_get(idle, "intervals")),
-		json_number_value(json_object_get(idle, "interval_s")));
-	return ferror(f) ? -1 : 0;
+	return load_report_markdown(f, ctx);
 }
 
 static int write_results(struct load *l, char *md, size_t mdsize, char *err, size_t errsize)
@@ -300,11 +226,12 @@ static json_t *header(struct load *l)
 	return doc;
 }
 
-static int finish(struct load *l, int rc, struct pg_run runs[2], json_t *idle, const char *err)
+static int finish(struct load *l, int rc, struct workload_pg_run runs[2], json_t *idle,
+		  const char *err)
 {
 	char rerr[256];
 	if (!l->o.keep || rc != VMC_EXIT_OK)
-		if (pg_remove(&l->pg, rerr, sizeof rerr) != VMC_EXIT_OK)
+		if (workload_pg_remove(&l->pg, rerr, sizeof rerr) != VMC_EXIT_OK)
 			vmc_warn("%s", rerr);
 	progress_clear(&l->prog);
 	if (rc == VMC_EXIT_INTERRUPTED || cli_stop) {
@@ -322,15 +249,15 @@ static int finish(struct load *l, int rc, struct pg_run runs[2], json_t *idle, c
 				      l->pg.image, "pulled", l->pg.pulled, "docker_version",
 				      l->pg.server_version, "scale", l->o.scale, "ready_seconds",
 				      l->pg.ready_seconds, "init_seconds", l->pg.init_seconds,
-				      "runs", pg_run_json(&runs[0]), pg_run_json(&runs[1]), "kept",
-				      l->o.keep));
+				      "runs", workload_pg_run_json(&runs[0]),
+				      workload_pg_run_json(&runs[1]), "kept", l->o.keep));
 	json_object_set_new(l->doc, "idle_cpu", idle);
 	char md[4200], werr[512];
 	int wrc = write_results(l, md, sizeof md, werr, sizeof werr);
 	if (l->cli.json)
 		vmc_json_write(stdout, l->doc);
 	else
-		print_human(l->doc, *md ? md : NULL);
+		load_report_human(stdout, l->doc, *md ? md : NULL);
 	if (wrc != VMC_EXIT_OK)
 		cli_fail(&l->cli, wrc, "%s", werr);
 	return wrc;
@@ -356,7 +283,7 @@ int cmd_load(int argc, char **argv)
 	l.pg.note = on_note;
 	l.pg.note_ctx = &l.prog;
 	l.doc = header(&l);
-	struct pg_run runs[2] = {{0}};
+	struct workload_pg_run runs[2] = {{0}};
 	json_t *idle = NULL;
 	rc = run_benchmarks(&l, runs, err, sizeof err);
 	if (rc == VMC_EXIT_OK) {

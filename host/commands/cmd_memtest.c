@@ -43,34 +43,34 @@ static const struct cli_spec memtest_spec = {
 	"                      [--hold SECONDS] [--canary SIZE] [--settle SECONDS]\n"
 	"                      [--restart] [--yes] [--check] [--json] [--results DIR|none]\n"
 	"                      [--pid PID]",
-    .help =
-	"The real RAM cost of a running Lima instance: baseline, workload, guest trim, host\n"
-	"pressure, then `limactl stop NAME` and the host's free-memory gain. Stops the\n"
-	"instance (asks first unless --yes); --restart starts it again afterwards. A\n"
-	"pre-flight first checks the tmpfs and fill directory (a disk-backed one is picked\n"
-	"when the default is not), Docker and the image, host memory for the pressure, the\n"
-	"permission to stop the instance and --results, and refuses before anything runs.\n"
-	"\n"
-	"  --workload    pgbench (default when the instance has sock/docker.sock): postgres\n"
-	"                through the Docker API, pgbench -i -s N then -c N -T S; fill: SIZE\n"
-	"                written to a tmpfs and deleted, then SIZE of files read into page\n"
-	"                cache, through limactl shell (default SIZE: half the VM's memory)\n"
-	"  --fill-dir    guest directory for the page-cache files (default "
-	"/var/tmp/vmcost-fill)\n"
-	"  --tmpfs       guest tmpfs directory (default /dev/shm)\n"
-	"  --image       postgres image (default " PG_DEFAULT_IMAGE "); --no-pull: fail if absent\n"
-	"  --scale, --clients, --duration   pgbench -s (50), -c (8), -T (60)\n"
-	"  --pressure    host memory to allocate and hold (default: a size that makes the\n"
-	"                host reclaim, from its free/available memory); none skips it\n"
-	"  --hold        seconds the pressure is held (40); --canary: MADV_FREE control (1G)\n"
-	"  --settle      longest wait for memory to settle after trim and stop (30)\n"
-	"  --results     where the .md/.json/.svg go (default: the current directory)\n"
-	"  --check       run only the pre-flight and print its verdicts (stops nothing)\n"
-	"\n"
-	"Exit codes: 0 done, 2 bad option (the pre-flight's too: a RAM-backed --fill-dir),\n"
-	"4 instance stopped, 7 not permitted (another user's instance), 10 Docker failure,\n"
-	"11 pressure INCONCLUSIVE (its canary was never discarded), 130 interrupted (nothing\n"
-	"left allocated).\n",
+    .help = "The real RAM cost of a running Lima instance: baseline, workload, guest trim, host\n"
+	    "pressure, then `limactl stop NAME` and the host's free-memory gain. Stops the\n"
+	    "instance (asks first unless --yes); --restart starts it again afterwards. A\n"
+	    "pre-flight first checks the tmpfs and fill directory (a disk-backed one is picked\n"
+	    "when the default is not), Docker and the image, host memory for the pressure, the\n"
+	    "permission to stop the instance and --results, and refuses before anything runs.\n"
+	    "\n"
+	    "  --workload    pgbench (default when the instance has sock/docker.sock): postgres\n"
+	    "                through the Docker API, pgbench -i -s N then -c N -T S; fill: SIZE\n"
+	    "                written to a tmpfs and deleted, then SIZE of files read into page\n"
+	    "                cache, through limactl shell (default SIZE: half the VM's memory)\n"
+	    "  --fill-dir    guest directory for the page-cache files (default "
+	    "/var/tmp/vmcost-fill)\n"
+	    "  --tmpfs       guest tmpfs directory (default /dev/shm)\n"
+	    "  --image       postgres image (default " WORKLOAD_PG_IMAGE
+	    "); --no-pull: fail if absent\n"
+	    "  --scale, --clients, --duration   pgbench -s (50), -c (8), -T (60)\n"
+	    "  --pressure    host memory to allocate and hold (default: a size that makes the\n"
+	    "                host reclaim, from its free/available memory); none skips it\n"
+	    "  --hold        seconds the pressure is held (40); --canary: MADV_FREE control (1G)\n"
+	    "  --settle      longest wait for memory to settle after trim and stop (30)\n"
+	    "  --results     where the .md/.json/.svg go (default: the current directory)\n"
+	    "  --check       run only the pre-flight and print its verdicts (stops nothing)\n"
+	    "\n"
+	    "Exit codes: 0 done, 2 bad option (the pre-flight's too: a RAM-backed --fill-dir),\n"
+	    "4 instance stopped, 7 not permitted (another user's instance), 10 Docker failure,\n"
+	    "11 pressure INCONCLUSIVE (its canary was never discarded), 130 interrupted (nothing\n"
+	    "left allocated).\n",
     .flags = CLI_PID,
     .min_args = 1,
     .max_args = 1,
@@ -188,8 +188,8 @@ static void report_preflight(const struct memtest_command *c, int rc)
 		preflight_print(f, &c->pf, vmc_use_color(f));
 	}
 	const char *reason = "";
-	for (int i = 0; i < PF_NCHECKS && rc != VMC_EXIT_OK; i++)
-		if (c->pf.verdicts[i].status == PF_FAIL) {
+	for (int i = 0; i < PREFLIGHT_NCHECKS && rc != VMC_EXIT_OK; i++)
+		if (c->pf.verdicts[i].status == PREFLIGHT_FAIL) {
 			reason = c->pf.verdicts[i].message;
 			break;
 		}
@@ -227,14 +227,14 @@ static int run_preflight(struct memtest_command *c)
 					.pressure = o->pressure,
 					.canary = o->canary,
 					.results_dir = c->results_dir};
-	int rc = memtest_preflight(&req, &m->inst, m->vp.pid, &c->pf);
+	int rc = preflight_run(&req, &m->inst, m->vp.pid, &c->pf);
 	report_preflight(c, rc);
 	if (rc != VMC_EXIT_OK)
 		return rc;
 	if (o->workload == MEMTEST_FILL) {
 		o->size = c->pf.size;
 		o->fill_dir = c->pf.fill_dir;
-		m->fill = (struct fill_plan){
+		m->fill = (struct workload_fill_plan){
 		    .size = o->size, .dir = o->fill_dir, .tmpfs_dir = o->tmpfs_dir};
 	}
 	if (!o->pressure_none)

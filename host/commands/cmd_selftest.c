@@ -4,9 +4,7 @@
 #include "commands/commands.h"
 #include "log.h"
 #include "measure/selftest.h"
-#include "units.h"
 
-#include <math.h>
 #include <stdio.h>
 
 static uint64_t touch_size;
@@ -48,49 +46,6 @@ static void progress(const char *what)
 	cli_progress("selftest: %s ...", what);
 }
 
-static void format_figure(enum selftest_unit unit, double v, bool signed_bytes, char *buf,
-			  size_t size)
-{
-	switch (unit) {
-	case SELFTEST_BYTES:
-		if (signed_bytes)
-			vmc_format_bytes_delta((int64_t)llround(v), buf, size);
-		else
-			vmc_format_bytes((uint64_t)llround(fmax(v, 0)), buf, size);
-		break;
-	case SELFTEST_NS:
-		snprintf(buf, size, "%.0f ms", v / 1e6);
-		break;
-	case SELFTEST_RATIO:
-		snprintf(buf, size, "%.3f", v);
-		break;
-	case SELFTEST_COUNT:
-		snprintf(buf, size, "%.0f", v);
-		break;
-	}
-}
-
-static void print_human(const struct selftest_report *rep)
-{
-	printf("%s%-17s %-44s %10s %10s  %s%s\n", cli_bold(), "reading", "workload", "expected",
-	       "measured", "verdict", cli_reset());
-	for (size_t i = 0; i < rep->n; i++) {
-		const struct selftest_result *r = &rep->results[i];
-		char e[32] = "-", m[32] = "-";
-		bool delta = r->change;
-		if (r->verdict != SELFTEST_NA) {
-			format_figure(r->unit, r->expected, delta, e, sizeof e);
-			format_figure(r->unit, r->measured, delta, m, sizeof m);
-		}
-		printf("%-17s %-44s %10s %10s  %s\n", r->reading, r->workload, e, m,
-		       selftest_verdict_name(r->verdict));
-		if (r->verdict != SELFTEST_PASS || r->unit == SELFTEST_COUNT)
-			printf("%17s   %s\n", "", r->reason);
-	}
-	printf("%zu readings: %zu passed, %zu failed, %zu not applicable on %s\n", rep->n,
-	       rep->passed, rep->failed, rep->not_applicable, platform_os_name());
-}
-
 int cmd_selftest(int argc, char **argv)
 {
 	struct cli_opts o;
@@ -115,7 +70,7 @@ int cmd_selftest(int argc, char **argv)
 		if (cli_print_json(selftest_json(&rep)) != VMC_EXIT_OK)
 			return VMC_EXIT_FAILURE;
 	} else {
-		print_human(&rep);
+		selftest_print(stdout, &rep, vmc_use_color(stdout));
 	}
 	return rep.failed ? VMC_EXIT_FAILURE : VMC_EXIT_OK;
 }

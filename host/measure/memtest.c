@@ -146,7 +146,7 @@ static void on_note(const char *text, void *ctx)
 
 static int run_fill(struct memtest *m, json_t *p, char *err, size_t errsize)
 {
-	struct fill_result fr;
+	struct workload_fill_result fr;
 	progress_note(&m->prog, "writing to tmpfs, then files into page cache");
 	m->fill_pending = true;
 	int rc = workload_fill(&m->inst, &m->fill, m->stop, &fr, err, errsize);
@@ -168,18 +168,18 @@ static int run_pgbench(struct memtest *m, json_t *p, char *err, size_t errsize)
 	m->pg.stop = m->stop;
 	m->pg.note = on_note;
 	m->pg.note_ctx = &m->prog;
-	int rc = pg_start(&m->pg, &m->inst, m->o.image, !m->o.no_pull, 600, err, errsize);
-	struct pg_run run = {0};
+	int rc = workload_pg_start(&m->pg, &m->inst, m->o.image, !m->o.no_pull, 600, err, errsize);
+	struct workload_pg_run run = {0};
 	if (rc == VMC_EXIT_OK)
-		rc = pg_init(&m->pg, m->o.scale, err, errsize);
+		rc = workload_pg_init(&m->pg, m->o.scale, err, errsize);
 	if (rc == VMC_EXIT_OK)
-		rc = pg_bench(&m->pg, m->o.clients, m->o.duration, &run, err, errsize);
+		rc = workload_pg_bench(&m->pg, m->o.clients, m->o.duration, &run, err, errsize);
 	char rerr[256];
-	if (pg_remove(&m->pg, rerr, sizeof rerr) != VMC_EXIT_OK)
+	if (workload_pg_remove(&m->pg, rerr, sizeof rerr) != VMC_EXIT_OK)
 		vmc_warn("%s", rerr);
 	if (rc != VMC_EXIT_OK)
 		return rc;
-	json_t *pj = pg_run_json(&run);
+	json_t *pj = workload_pg_run_json(&run);
 	json_object_set_new(p, "pgbench",
 			    json_pack("{s:s, s:b, s:s, s:i, s:o, s:o, s:O}", "image", m->pg.image,
 				      "pulled", m->pg.pulled, "docker_version",
@@ -617,7 +617,7 @@ static json_t *settings_json(const struct memtest *m)
 			 o->fill_dir ? o->fill_dir : "/var/tmp/vmcost-fill");
 	else
 		snprintf(text, sizeof text, "pgbench -s %d, %d clients x %.0f s (%s)", o->scale,
-			 o->clients, o->duration, o->image ? o->image : PG_DEFAULT_IMAGE);
+			 o->clients, o->duration, o->image ? o->image : WORKLOAD_PG_IMAGE);
 	json_t *s =
 	    json_pack("{s:s, s:s}", "workload", o->workload == MEMTEST_FILL ? "fill" : "pgbench",
 		      "workload_text", text);
@@ -625,7 +625,7 @@ static json_t *settings_json(const struct memtest *m)
 		json_object_set_new(s, "size", vmc_json_u64(o->size));
 	} else {
 		json_object_set_new(s, "image",
-				    json_string(o->image ? o->image : PG_DEFAULT_IMAGE));
+				    json_string(o->image ? o->image : WORKLOAD_PG_IMAGE));
 		json_object_set_new(s, "scale", json_integer(o->scale));
 		json_object_set_new(s, "clients", json_integer(o->clients));
 		json_object_set_new(s, "duration_s", json_real(o->duration));
@@ -674,7 +674,7 @@ void memtest_build_header(struct memtest *m)
 void memtest_cleanup_guest(struct memtest *m)
 {
 	char err[256];
-	if (m->pg.id[0] && pg_remove(&m->pg, err, sizeof err) != VMC_EXIT_OK)
+	if (m->pg.id[0] && workload_pg_remove(&m->pg, err, sizeof err) != VMC_EXIT_OK)
 		vmc_warn("%s", err);
 	if (m->fill_pending && workload_fill_cleanup(&m->inst, &m->fill, err, sizeof err) != 0)
 		vmc_warn("%s", err);

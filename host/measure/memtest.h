@@ -47,9 +47,9 @@ struct memtest {
 	struct progress prog;
 	json_t *doc, *phases, *result;
 	time_t started;
-	struct fill_plan fill;
+	struct workload_fill_plan fill;
 	bool fill_pending; /* files may be in the guest: remove them */
-	struct pg_session pg;
+	struct workload_pg_session pg;
 	uint64_t guest_free_before_trim;
 	bool has_guest_free_before_trim;
 	double stop_t; /* when the VM process was gone, on the timeline */

@@ -29,7 +29,7 @@ static void verdict(struct preflight_verdict *v, enum preflight_status status, i
 	vsnprintf(v->message, sizeof v->message, fmt, ap); /* a long path may cut it */
 	va_end(ap);
 	v->status = status;
-	v->exit_code = status == PF_FAIL ? code : VMC_EXIT_OK;
+	v->exit_code = status == PREFLIGHT_FAIL ? code : VMC_EXIT_OK;
 }
 
 /*
@@ -55,7 +55,7 @@ static bool one_of(const char *s, const char *const *list)
 	return false;
 }
 
-enum fs_backing preflight_fs_backing(const struct vmc_mount *m)
+enum preflight_fs_backing preflight_fs_backing(const struct vmc_mount *m)
 {
 	static const char *const ram[] = {"tmpfs",    "ramfs",	   "rootfs",
 					  "devtmpfs", "hugetlbfs", NULL};
@@ -66,13 +66,14 @@ enum fs_backing preflight_fs_backing(const struct vmc_mount *m)
 	/* A zram or brd block device is RAM whatever filesystem sits on it. */
 	if (one_of(m->fstype, ram) || strncmp(m->source, "/dev/zram", 9) == 0 ||
 	    strncmp(m->source, "/dev/ram", 8) == 0)
-		return FS_RAM;
+		return PREFLIGHT_FS_RAM;
 	if (one_of(m->fstype, shared) || strncmp(m->fstype, "fuse", 4) == 0)
-		return FS_HOST_SHARED;
-	return one_of(m->fstype, disk) ? FS_DISK : FS_OTHER;
+		return PREFLIGHT_FS_HOST_SHARED;
+	return one_of(m->fstype, disk) ? PREFLIGHT_FS_DISK : PREFLIGHT_FS_OTHER;
 }
 
-static const struct guest_dir *find_dir(const struct guest_facts *g, const char *path)
+static const struct preflight_guest_dir *find_dir(const struct preflight_guest_facts *g,
+						  const char *path)
 {
 	for (size_t i = 0; g && i < g->n; i++)
 		if (!g->dirs[i].from_mount && strcmp(g->dirs[i].path, path) == 0)
@@ -97,45 +98,46 @@ static uint64_t vm_memory(const struct preflight_request *req)
 }
 
 /* A guest directory the probe could not see: why, as a failed verdict. */
-static bool guest_missing(const struct guest_facts *g, const struct guest_dir *d, const char *path,
+static bool guest_missing(const struct preflight_guest_facts *g,
+			  const struct preflight_guest_dir *d, const char *path,
 			  struct preflight_verdict *v)
 {
 	if (g && g->not_asked) {
-		verdict(v, PF_SKIP, 0,
+		verdict(v, PREFLIGHT_SKIP, 0,
 			"not checked: the run is refused already, so the guest was not asked");
 		return true;
 	}
 	if (!g || !g->ok) {
-		verdict(v, PF_FAIL, g ? g->exit_code : VMC_EXIT_FAILURE,
+		verdict(v, PREFLIGHT_FAIL, g ? g->exit_code : VMC_EXIT_FAILURE,
 			"cannot look at %s in the guest: %s", path,
 			g ? g->error : "the guest was not asked");
 		return true;
 	}
 	if (!d) {
-		verdict(v, PF_FAIL, VMC_EXIT_FAILURE, "the guest's answer says nothing about %s",
-			path);
+		verdict(v, PREFLIGHT_FAIL, VMC_EXIT_FAILURE,
+			"the guest's answer says nothing about %s", path);
 		return true;
 	}
 	return false;
 }
 
 /* The tmpfs directory: there, a tmpfs, writable, its free space known; else NULL and why. */
-static const struct guest_dir *usable_tmpfs(const struct preflight_request *req,
-					    const struct guest_facts *g, const char *path,
-					    struct preflight_verdict *v)
+static const struct preflight_guest_dir *usable_tmpfs(const struct preflight_request *req,
+						      const struct preflight_guest_facts *g,
+						      const char *path, struct preflight_verdict *v)
 {
-	const struct guest_dir *d = find_dir(g, path);
+	const struct preflight_guest_dir *d = find_dir(g, path);
 	if (guest_missing(g, d, path, v))
 		return NULL;
 	if (!d->exists || !d->is_dir) {
-		verdict(v, PF_FAIL, VMC_EXIT_USAGE,
+		verdict(v, PREFLIGHT_FAIL, VMC_EXIT_USAGE,
 			"%s does not exist in the guest: pass --tmpfs DIR of a tmpfs (/dev/shm "
 			"usually is one)",
 			path);
 		return NULL;
 	}
 	if (!d->has_mount || strcmp(d->mount.fstype, "tmpfs") != 0) {
-		verdict(v, PF_FAIL, VMC_EXIT_USAGE,
+		verdict(v, PREFLIGHT_FAIL, VMC_EXIT_USAGE,
 			"%s is on %s (%s), not a tmpfs: the fill's first half must be guest RAM "
 			"touched and freed; pass --tmpfs DIR of a tmpfs",
 			path, d->has_mount ? d->mount.fstype : "an unknown filesystem",
@@ -143,14 +145,14 @@ static const struct guest_dir *usable_tmpfs(const struct preflight_request *req,
 		return NULL;
 	}
 	if (!d->writable) {
-		verdict(v, PF_FAIL, VMC_EXIT_PERMISSION,
+		verdict(v, PREFLIGHT_FAIL, VMC_EXIT_PERMISSION,
 			"%s is not writable for the user limactl shell %s runs as: pass --tmpfs "
 			"DIR of a tmpfs that user may write",
 			path, req->name);
 		return NULL;
 	}
 	if (!d->has_space) {
-		verdict(v, PF_FAIL, VMC_EXIT_FAILURE,
+		verdict(v, PREFLIGHT_FAIL, VMC_EXIT_FAILURE,
 			"cannot read the free space of %s in the guest (stat -f failed)", path);
 		return NULL;
 	}
@@ -158,7 +160,7 @@ static const struct guest_dir *usable_tmpfs(const struct preflight_request *req,
 }
 
 /* SIZE in the tmpfs next to the seed: as asked, or the default lowered to what fits. */
-static void size_in_tmpfs(const struct preflight_request *req, const struct guest_dir *d,
+static void size_in_tmpfs(const struct preflight_request *req, const struct preflight_guest_dir *d,
 			  uint64_t *size, struct preflight_verdict *v)
 {
 	uint64_t peak, files;
@@ -166,8 +168,9 @@ static void size_in_tmpfs(const struct preflight_request *req, const struct gues
 	workload_fill_bytes(want, &peak, &files);
 	if (peak <= d->available) {
 		*size = want;
-		verdict(v, PF_PASS, 0, "%s: tmpfs, %s free for %s (SIZE %s and a 64 MiB seed)",
-			d->path, bytes(d->available).text, bytes(peak).text, bytes(files).text);
+		verdict(v, PREFLIGHT_PASS, 0,
+			"%s: tmpfs, %s free for %s (SIZE %s and a 64 MiB seed)", d->path,
+			bytes(d->available).text, bytes(peak).text, bytes(files).text);
 		return;
 	}
 	uint64_t fits =
@@ -176,7 +179,7 @@ static void size_in_tmpfs(const struct preflight_request *req, const struct gues
 		char advice[80] = "free some of it";
 		if (fits >= FILL_BLOCK)
 			vmc_textf(advice, sizeof advice, "use --size %s or less", bytes(fits).text);
-		verdict(v, PF_FAIL, VMC_EXIT_USAGE,
+		verdict(v, PREFLIGHT_FAIL, VMC_EXIT_USAGE,
 			"%s has %s free, the fill of %s needs %s there (SIZE and a 64 MiB seed): "
 			"%s, or pass --tmpfs DIR of a larger tmpfs",
 			d->path, bytes(d->available).text, bytes(want).text, bytes(peak).text,
@@ -184,42 +187,44 @@ static void size_in_tmpfs(const struct preflight_request *req, const struct gues
 		return;
 	}
 	*size = fits;
-	verdict(v, PF_PASS, 0,
+	verdict(v, PREFLIGHT_PASS, 0,
 		"%s: tmpfs, %s free: SIZE lowered to %s (half the VM's memory, %s, does not fit "
 		"with the 64 MiB seed)",
 		d->path, bytes(d->available).text, bytes(fits).text, bytes(want).text);
 }
 
-void preflight_check_tmpfs(const struct preflight_request *req, const struct guest_facts *g,
-			   uint64_t *size, struct preflight_verdict *v)
+void preflight_check_tmpfs(const struct preflight_request *req,
+			   const struct preflight_guest_facts *g, uint64_t *size,
+			   struct preflight_verdict *v)
 {
 	*size = req->size;
 	if (!req->fill) {
-		verdict(v, PF_SKIP, 0, "not used: the pgbench workload writes no tmpfs file");
+		verdict(v, PREFLIGHT_SKIP, 0,
+			"not used: the pgbench workload writes no tmpfs file");
 		return;
 	}
 	const char *path = tmpfs_path(req);
 	uint64_t mem = vm_memory(req);
 	if (req->size && req->size > mem / 4 * 3) {
-		verdict(v, PF_FAIL, VMC_EXIT_USAGE,
+		verdict(v, PREFLIGHT_FAIL, VMC_EXIT_USAGE,
 			"--size %s is more than 3/4 of the VM's %s: the guest would run out of "
 			"memory; use at most %s",
 			bytes(req->size).text, bytes(mem).text, bytes(mem / 4 * 3).text);
 		return;
 	}
 	if (path[0] != '/') {
-		verdict(v, PF_FAIL, VMC_EXIT_USAGE,
+		verdict(v, PREFLIGHT_FAIL, VMC_EXIT_USAGE,
 			"--tmpfs %s is not an absolute path: give the guest directory from /",
 			path);
 		return;
 	}
-	const struct guest_dir *d = usable_tmpfs(req, g, path, v);
+	const struct preflight_guest_dir *d = usable_tmpfs(req, g, path, v);
 	if (d)
 		size_in_tmpfs(req, d, size, v);
 }
 
 /* Why a directory cannot hold the fill files: "" if it can. Sets *code. */
-static void unfit_reason(const struct guest_dir *d, uint64_t need, char *why, size_t size,
+static void unfit_reason(const struct preflight_guest_dir *d, uint64_t need, char *why, size_t size,
 			 int *code)
 {
 	why[0] = '\0';
@@ -234,25 +239,25 @@ static void unfit_reason(const struct guest_dir *d, uint64_t need, char *why, si
 		return;
 	}
 	switch (preflight_fs_backing(&d->mount)) {
-	case FS_RAM:
+	case PREFLIGHT_FS_RAM:
 		vmc_textf(why, size,
 			  "it is on %s (%s, in RAM): files there are not page cache and take guest "
 			  "memory",
 			  d->mount.fstype, d->mount.target);
 		return;
-	case FS_HOST_SHARED:
+	case PREFLIGHT_FS_HOST_SHARED:
 		vmc_textf(why, size,
 			  "it is on %s (%s), a folder shared with the host: not the guest's own "
 			  "page cache",
 			  d->mount.fstype, d->mount.target);
 		return;
-	case FS_OTHER:
+	case PREFLIGHT_FS_OTHER:
 		vmc_textf(why, size,
 			  "it is on %s (%s), which vmcost does not know as a disk-backed "
 			  "filesystem",
 			  d->mount.fstype, d->mount.target);
 		return;
-	case FS_DISK:
+	case PREFLIGHT_FS_DISK:
 		break;
 	}
 	if (d->exists && d->others > 0) {
@@ -284,7 +289,7 @@ static uint64_t room_needed(uint64_t files)
 	return files + margin;
 }
 
-static bool mount_candidate(const struct guest_dir *d)
+static bool mount_candidate(const struct preflight_guest_dir *d)
 {
 	const char *t = d->mount.target;
 	return d->has_mount && (strncmp(t, "/mnt/", 5) == 0 || strncmp(t, "/media/", 7) == 0);
@@ -292,12 +297,13 @@ static bool mount_candidate(const struct guest_dir *d)
 
 static int by_room(const void *a, const void *b)
 {
-	const struct guest_dir *x = *(const struct guest_dir *const *)a;
-	const struct guest_dir *y = *(const struct guest_dir *const *)b;
+	const struct preflight_guest_dir *x = *(const struct preflight_guest_dir *const *)a;
+	const struct preflight_guest_dir *y = *(const struct preflight_guest_dir *const *)b;
 	return x->available < y->available ? 1 : x->available > y->available ? -1 : 0;
 }
 
-static void describe_fit(const struct guest_dir *d, uint64_t files, char *buf, size_t size)
+static void describe_fit(const struct preflight_guest_dir *d, uint64_t files, char *buf,
+			 size_t size)
 {
 	vmc_textf(buf, size, "%s on %s, %s free for %s", d->mount.fstype, d->mount.source,
 		  bytes(d->available).text, bytes(files).text);
@@ -309,12 +315,12 @@ static void describe_fit(const struct guest_dir *d, uint64_t files, char *buf, s
  * first; never a system directory such as /var/lib or /etc, even where those are on a disk.
  * The first that fits, or NULL with the candidates in tried.
  */
-static const struct guest_dir *pick_fill_dir(const struct guest_facts *g, uint64_t need,
-					     char *tried, size_t tried_size)
+static const struct preflight_guest_dir *
+pick_fill_dir(const struct preflight_guest_facts *g, uint64_t need, char *tried, size_t tried_size)
 {
-	const struct guest_dir *cands[MAX_MOUNTS + 1];
+	const struct preflight_guest_dir *cands[MAX_MOUNTS + 1];
 	size_t n = 0;
-	const struct guest_dir *tmp = find_dir(g, "/tmp/vmcost-fill");
+	const struct preflight_guest_dir *tmp = find_dir(g, "/tmp/vmcost-fill");
 	if (tmp)
 		cands[n++] = tmp;
 	size_t first_mount = n;
@@ -335,23 +341,23 @@ static const struct guest_dir *pick_fill_dir(const struct guest_facts *g, uint64
 	return NULL;
 }
 
-void preflight_check_fill_dir(const struct preflight_request *req, const struct guest_facts *g,
-			      uint64_t size, char *chosen, size_t chosen_size,
-			      struct preflight_verdict *v)
+void preflight_check_fill_dir(const struct preflight_request *req,
+			      const struct preflight_guest_facts *g, uint64_t size, char *chosen,
+			      size_t chosen_size, struct preflight_verdict *v)
 {
 	vmc_textf(chosen, chosen_size, "%s", fill_path(req));
 	if (!req->fill) {
-		verdict(v, PF_SKIP, 0, "not used: the pgbench workload writes no files");
+		verdict(v, PREFLIGHT_SKIP, 0, "not used: the pgbench workload writes no files");
 		return;
 	}
 	const char *path = fill_path(req);
 	if (path[0] != '/') {
-		verdict(v, PF_FAIL, VMC_EXIT_USAGE,
+		verdict(v, PREFLIGHT_FAIL, VMC_EXIT_USAGE,
 			"--fill-dir %s is not an absolute path: give the guest directory from /",
 			path);
 		return;
 	}
-	const struct guest_dir *d = find_dir(g, path);
+	const struct preflight_guest_dir *d = find_dir(g, path);
 	if (guest_missing(g, d, path, v))
 		return;
 	uint64_t peak, files;
@@ -362,26 +368,26 @@ void preflight_check_fill_dir(const struct preflight_request *req, const struct 
 	unfit_reason(d, need, why, sizeof why, &code);
 	if (!why[0]) {
 		describe_fit(d, files, fit, sizeof fit);
-		verdict(v, PF_PASS, 0, "%s: %s", path, fit);
+		verdict(v, PREFLIGHT_PASS, 0, "%s: %s", path, fit);
 		return;
 	}
 	if (req->fill_dir) {
-		verdict(v, PF_FAIL, code,
+		verdict(v, PREFLIGHT_FAIL, code,
 			"--fill-dir %s cannot hold the fill: %s; pass --fill-dir DIR, a new "
 			"directory on a disk-backed filesystem with %s free",
 			path, why, bytes(need).text);
 		return;
 	}
 	char tried[300];
-	const struct guest_dir *pick = pick_fill_dir(g, need, tried, sizeof tried);
+	const struct preflight_guest_dir *pick = pick_fill_dir(g, need, tried, sizeof tried);
 	if (pick) {
 		vmc_textf(chosen, chosen_size, "%s", pick->path);
 		describe_fit(pick, files, fit, sizeof fit);
-		verdict(v, PF_PASS, 0, "%s: %s; picked because the default %s cannot: %s",
+		verdict(v, PREFLIGHT_PASS, 0, "%s: %s; picked because the default %s cannot: %s",
 			pick->path, fit, path, why);
 		return;
 	}
-	verdict(v, PF_FAIL, VMC_EXIT_USAGE,
+	verdict(v, PREFLIGHT_FAIL, VMC_EXIT_USAGE,
 		"the default fill directory %s cannot hold the fill: %s; no other disk-backed "
 		"directory with %s free was found%s%s%s: pass --fill-dir DIR on a disk in the "
 		"guest",
@@ -389,45 +395,46 @@ void preflight_check_fill_dir(const struct preflight_request *req, const struct 
 		tried[0] ? ")" : "");
 }
 
-void preflight_check_pgbench(const struct preflight_request *req, const struct docker_facts *d,
-			     struct preflight_verdict *v)
+void preflight_check_pgbench(const struct preflight_request *req,
+			     const struct preflight_docker_facts *d, struct preflight_verdict *v)
 {
-	const char *image = req->image ? req->image : PG_DEFAULT_IMAGE;
+	const char *image = req->image ? req->image : WORKLOAD_PG_IMAGE;
 	if (req->fill) {
-		verdict(v, PF_SKIP, 0, "not used: the fill workload needs no Docker");
+		verdict(v, PREFLIGHT_SKIP, 0, "not used: the fill workload needs no Docker");
 		return;
 	}
 	if (!d) {
-		verdict(v, PF_FAIL, VMC_EXIT_DOCKER, "Docker was not asked");
+		verdict(v, PREFLIGHT_FAIL, VMC_EXIT_DOCKER, "Docker was not asked");
 		return;
 	}
 	if (d->not_asked) {
-		verdict(v, PF_SKIP, 0,
+		verdict(v, PREFLIGHT_SKIP, 0,
 			"not checked: the run is refused already, so Docker was not asked");
 		return;
 	}
 	if (!d->socket_exists) {
 		verdict(
-		    v, PF_FAIL, VMC_EXIT_DOCKER,
+		    v, PREFLIGHT_FAIL, VMC_EXIT_DOCKER,
 		    "instance \"%s\" has no sock/docker.sock: it runs no Docker (use a template "
 		    "with dockerd, or --workload fill)",
 		    req->name);
 		return;
 	}
 	if (d->ping_rc != VMC_EXIT_OK) {
-		verdict(v, PF_FAIL, d->ping_rc, "%s", d->ping_error);
+		verdict(v, PREFLIGHT_FAIL, d->ping_rc, "%s", d->ping_error);
 		return;
 	}
 	if (d->present_rc != VMC_EXIT_OK) {
-		verdict(v, PF_FAIL, d->present_rc, "%s", d->present_error);
+		verdict(v, PREFLIGHT_FAIL, d->present_rc, "%s", d->present_error);
 		return;
 	}
 	if (d->present) {
-		verdict(v, PF_PASS, 0, "Docker %s answers; %s is present", d->version, image);
+		verdict(v, PREFLIGHT_PASS, 0, "Docker %s answers; %s is present", d->version,
+			image);
 		return;
 	}
 	if (req->no_pull) {
-		verdict(v, PF_FAIL, VMC_EXIT_DOCKER,
+		verdict(v, PREFLIGHT_FAIL, VMC_EXIT_DOCKER,
 			"image %s is not in the Docker of instance \"%s\" and --no-pull was given: "
 			"docker pull %s (or docker load it) first",
 			image, req->name, image);
@@ -435,21 +442,21 @@ void preflight_check_pgbench(const struct preflight_request *req, const struct d
 	}
 	if (!d->registry_checked || d->registry_rc != VMC_EXIT_OK) {
 		verdict(
-		    v, PF_FAIL, VMC_EXIT_DOCKER,
+		    v, PREFLIGHT_FAIL, VMC_EXIT_DOCKER,
 		    "image %s is not in the Docker of instance \"%s\" and cannot be pulled: %s; "
 		    "docker load it in the guest, or pass --image of an image it has",
 		    image, req->name,
 		    d->registry_checked ? d->registry_error : "the registry was not asked");
 		return;
 	}
-	verdict(v, PF_PASS, 0,
+	verdict(v, PREFLIGHT_PASS, 0,
 		"Docker %s answers; %s is not there yet and will be pulled (the "
 		"registry has it)",
 		d->version, image);
 }
 
 /* MemAvailable, or less when this process's memory cgroup leaves less room. */
-static uint64_t usable(const struct host_memory_facts *h)
+static uint64_t usable(const struct preflight_host_memory_facts *h)
 {
 	uint64_t a = h->hm.available;
 	if (h->limit.limited && h->limit.room < a)
@@ -457,7 +464,7 @@ static uint64_t usable(const struct host_memory_facts *h)
 	return a;
 }
 
-uint64_t preflight_pressure_max(const struct host_memory_facts *h)
+uint64_t preflight_pressure_max(const struct preflight_host_memory_facts *h)
 {
 	uint64_t a = usable(h);
 	if (h->hm.has_compressor) {
@@ -469,7 +476,7 @@ uint64_t preflight_pressure_max(const struct host_memory_facts *h)
 	return a > PREFLIGHT_HOST_MARGIN ? a - PREFLIGHT_HOST_MARGIN : 0;
 }
 
-static void describe_room(const struct host_memory_facts *h, char *buf, size_t size)
+static void describe_room(const struct preflight_host_memory_facts *h, char *buf, size_t size)
 {
 	if (h->limit.limited && h->limit.room < h->hm.available)
 		vmc_textf(buf, size,
@@ -481,20 +488,21 @@ static void describe_room(const struct host_memory_facts *h, char *buf, size_t s
 }
 
 void preflight_check_host_memory(const struct preflight_request *req,
-				 const struct host_memory_facts *h, uint64_t *pressure,
+				 const struct preflight_host_memory_facts *h, uint64_t *pressure,
 				 struct preflight_verdict *v)
 {
 	*pressure = 0;
 	if (req->pressure_none) {
-		verdict(v, PF_SKIP, 0, "not used: --pressure none");
+		verdict(v, PREFLIGHT_SKIP, 0, "not used: --pressure none");
 		return;
 	}
 	if (!h || !h->has_memory) {
-		verdict(v, PF_FAIL, VMC_EXIT_FAILURE, "cannot read the host's memory figures");
+		verdict(v, PREFLIGHT_FAIL, VMC_EXIT_FAILURE,
+			"cannot read the host's memory figures");
 		return;
 	}
 	if (req->canary < h->page_size) {
-		verdict(v, PF_FAIL, VMC_EXIT_USAGE,
+		verdict(v, PREFLIGHT_FAIL, VMC_EXIT_USAGE,
 			"--canary %s is less than one page (%zu bytes): no page could ever be "
 			"discarded, and the run would be INCONCLUSIVE; use --canary 1G",
 			bytes(req->canary).text, h->page_size);
@@ -502,7 +510,7 @@ void preflight_check_host_memory(const struct preflight_request *req,
 	}
 	if (!h->canary_ok) {
 		verdict(
-		    v, PF_FAIL, VMC_EXIT_UNSUPPORTED,
+		    v, PREFLIGHT_FAIL, VMC_EXIT_UNSUPPORTED,
 		    "the MADV_FREE canary cannot be armed on this host (%s): run with --pressure "
 		    "none",
 		    h->canary_error);
@@ -512,21 +520,21 @@ void preflight_check_host_memory(const struct preflight_request *req,
 	describe_room(h, room, sizeof room);
 	uint64_t max = preflight_pressure_max(h);
 	if (req->canary > max) {
-		verdict(v, PF_FAIL, VMC_EXIT_USAGE,
+		verdict(v, PREFLIGHT_FAIL, VMC_EXIT_USAGE,
 			"the %s canary does not fit: %s; use a smaller --canary (at most %s)",
 			bytes(req->canary).text, room, bytes(max).text);
 		return;
 	}
 	if (req->pressure_set) {
 		if (req->pressure > max) {
-			verdict(v, PF_FAIL, VMC_EXIT_USAGE,
+			verdict(v, PREFLIGHT_FAIL, VMC_EXIT_USAGE,
 				"--pressure %s does not fit: %s, so at most %s can be held safely; "
 				"use a smaller --pressure, or leave it out for the default",
 				bytes(req->pressure).text, room, bytes(max).text);
 			return;
 		}
 		*pressure = req->pressure;
-		verdict(v, PF_PASS, 0, "%s of pressure and a %s canary: %s (at most %s)",
+		verdict(v, PREFLIGHT_PASS, 0, "%s of pressure and a %s canary: %s (at most %s)",
 			bytes(*pressure).text, bytes(req->canary).text, room, bytes(max).text);
 		return;
 	}
@@ -536,69 +544,69 @@ void preflight_check_host_memory(const struct preflight_request *req,
 	if (p > max)
 		p = max;
 	if (p == 0) {
-		verdict(v, PF_FAIL, VMC_EXIT_FAILURE,
+		verdict(v, PREFLIGHT_FAIL, VMC_EXIT_FAILURE,
 			"no room for memory pressure: %s; run with --pressure none", room);
 		return;
 	}
 	*pressure = p;
-	verdict(v, PF_PASS, 0, "%s of pressure (the default) and a %s canary: %s", bytes(p).text,
-		bytes(req->canary).text, room);
+	verdict(v, PREFLIGHT_PASS, 0, "%s of pressure (the default) and a %s canary: %s",
+		bytes(p).text, bytes(req->canary).text, room);
 }
 
-void preflight_check_stop(const struct preflight_request *req, const struct stop_facts *s,
+void preflight_check_stop(const struct preflight_request *req, const struct preflight_stop_facts *s,
 			  struct preflight_verdict *v)
 {
 	if (!s->limactl_found) {
-		verdict(v, PF_FAIL, VMC_EXIT_FAILURE,
+		verdict(v, PREFLIGHT_FAIL, VMC_EXIT_FAILURE,
 			"limactl is not on PATH: memtest ends with limactl stop %s; install Lima "
 			"or put it on PATH",
 			req->name);
 		return;
 	}
 	if (s->has_dir_owner && s->dir_owner != s->euid) {
-		verdict(v, PF_FAIL, VMC_EXIT_PERMISSION,
+		verdict(v, PREFLIGHT_FAIL, VMC_EXIT_PERMISSION,
 			"instance \"%s\" is another user's (%s belongs to uid %u, this is uid %u): "
 			"run memtest as that user",
 			req->name, s->dir, (unsigned)s->dir_owner, (unsigned)s->euid);
 		return;
 	}
 	if (s->ha_pid > 0 && s->ha_signal_errno == EPERM) {
-		verdict(v, PF_FAIL, VMC_EXIT_PERMISSION,
+		verdict(v, PREFLIGHT_FAIL, VMC_EXIT_PERMISSION,
 			"the host agent of \"%s\" (pid %d) is another user's, so limactl stop "
 			"cannot signal it: run memtest as that user",
 			req->name, (int)s->ha_pid);
 		return;
 	}
 	if (s->has_vm_owner && s->vm_owner != s->euid) {
-		verdict(v, PF_FAIL, VMC_EXIT_PERMISSION,
+		verdict(v, PREFLIGHT_FAIL, VMC_EXIT_PERMISSION,
 			"the VM process of \"%s\" runs as uid %u, this is uid %u: run memtest as "
 			"that user",
 			req->name, (unsigned)s->vm_owner, (unsigned)s->euid);
 		return;
 	}
 	if (!s->dir_writable) {
-		verdict(v, PF_FAIL, VMC_EXIT_PERMISSION,
+		verdict(v, PREFLIGHT_FAIL, VMC_EXIT_PERMISSION,
 			"%s is not writable, so limactl stop %s could not remove its pid files and "
 			"sockets: run memtest as the instance's owner",
 			s->dir, req->name);
 		return;
 	}
-	verdict(v, PF_PASS, 0,
+	verdict(v, PREFLIGHT_PASS, 0,
 		"limactl stop %s will be allowed: the instance is this user's "
 		"(uid %u)",
 		req->name, (unsigned)s->euid);
 }
 
-void preflight_check_results(const struct preflight_request *req, const struct results_facts *r,
-			     struct preflight_verdict *v)
+void preflight_check_results(const struct preflight_request *req,
+			     const struct preflight_results_facts *r, struct preflight_verdict *v)
 {
 	const char *dir = req->results_dir ? req->results_dir : ".";
 	if (r->none) {
-		verdict(v, PF_SKIP, 0, "not used: --results none");
+		verdict(v, PREFLIGHT_SKIP, 0, "not used: --results none");
 		return;
 	}
 	if (!r->is_dir) {
-		verdict(v, PF_FAIL, VMC_EXIT_USAGE,
+		verdict(v, PREFLIGHT_FAIL, VMC_EXIT_USAGE,
 			"--results %s: %s is not a directory; pass --results DIR (or none)", dir,
 			r->at);
 		return;
@@ -608,77 +616,82 @@ void preflight_check_results(const struct preflight_request *req, const struct r
 				   r->access_errno == EROFS
 			       ? VMC_EXIT_PERMISSION
 			       : VMC_EXIT_FAILURE;
-		verdict(v, PF_FAIL, code,
+		verdict(v, PREFLIGHT_FAIL, code,
 			"--results %s is not writable (%s: %s): pass --results DIR of a directory "
 			"you may write (or none)",
 			dir, r->failed_at[0] ? r->failed_at : r->at, strerror(r->access_errno));
 		return;
 	}
 	if (r->exists)
-		verdict(v, PF_PASS, 0, "%s is writable", dir);
+		verdict(v, PREFLIGHT_PASS, 0, "%s is writable", dir);
 	else
-		verdict(v, PF_PASS, 0, "%s will be created (in %s, which is writable)", dir, r->at);
+		verdict(v, PREFLIGHT_PASS, 0, "%s will be created (in %s, which is writable)", dir,
+			r->at);
 }
 
 /* ---- judging and reporting ------------------------------------------------------------------ */
 
-void preflight_judge(const struct preflight_request *req, const struct guest_facts *g,
-		     const struct docker_facts *d, const struct host_memory_facts *h,
-		     const struct stop_facts *s, const struct results_facts *r,
+void preflight_judge(const struct preflight_request *req, const struct preflight_guest_facts *g,
+		     const struct preflight_docker_facts *d,
+		     const struct preflight_host_memory_facts *h,
+		     const struct preflight_stop_facts *s, const struct preflight_results_facts *r,
 		     struct preflight *pf)
 {
 	memset(pf, 0, sizeof *pf);
 	struct preflight_verdict *v = pf->verdicts;
-	preflight_check_tmpfs(req, g, &pf->size, &v[PF_TMPFS]);
+	preflight_check_tmpfs(req, g, &pf->size, &v[PREFLIGHT_TMPFS]);
 	preflight_check_fill_dir(req, g, pf->size, pf->fill_dir, sizeof pf->fill_dir,
-				 &v[PF_FILL_DIR]);
-	preflight_check_pgbench(req, d, &v[PF_PGBENCH]);
-	preflight_check_host_memory(req, h, &pf->pressure, &v[PF_HOST_MEMORY]);
+				 &v[PREFLIGHT_FILL_DIR]);
+	preflight_check_pgbench(req, d, &v[PREFLIGHT_PGBENCH]);
+	preflight_check_host_memory(req, h, &pf->pressure, &v[PREFLIGHT_HOST_MEMORY]);
 	if (s)
-		preflight_check_stop(req, s, &v[PF_STOP]);
+		preflight_check_stop(req, s, &v[PREFLIGHT_STOP]);
 	else
-		verdict(&v[PF_STOP], PF_FAIL, VMC_EXIT_FAILURE, "the stop was not checked");
+		verdict(&v[PREFLIGHT_STOP], PREFLIGHT_FAIL, VMC_EXIT_FAILURE,
+			"the stop was not checked");
 	if (r)
-		preflight_check_results(req, r, &v[PF_RESULTS]);
+		preflight_check_results(req, r, &v[PREFLIGHT_RESULTS]);
 	else
-		verdict(&v[PF_RESULTS], PF_FAIL, VMC_EXIT_FAILURE, "--results was not checked");
+		verdict(&v[PREFLIGHT_RESULTS], PREFLIGHT_FAIL, VMC_EXIT_FAILURE,
+			"--results was not checked");
 	pf->exit_code = VMC_EXIT_OK;
-	for (int c = 0; c < PF_NCHECKS; c++)
-		if (v[c].status == PF_FAIL) {
+	for (int c = 0; c < PREFLIGHT_NCHECKS; c++)
+		if (v[c].status == PREFLIGHT_FAIL) {
 			pf->exit_code = v[c].exit_code;
 			break;
 		}
 }
 
 void preflight_judge_host_only(const struct preflight_request *req,
-			       const struct host_memory_facts *h, const struct stop_facts *s,
-			       const struct results_facts *r, struct preflight *pf)
+			       const struct preflight_host_memory_facts *h,
+			       const struct preflight_stop_facts *s,
+			       const struct preflight_results_facts *r, struct preflight *pf)
 {
-	struct guest_facts g = {.not_asked = true};
-	struct docker_facts d = {.not_asked = true};
+	struct preflight_guest_facts g = {.not_asked = true};
+	struct preflight_docker_facts d = {.not_asked = true};
 	preflight_judge(req, &g, &d, h, s, r, pf);
 }
 
 static const char *preflight_check_name(enum preflight_check c)
 {
-	static const char *const names[PF_NCHECKS] = {"tmpfs",	     "fill-dir", "pgbench",
-						      "host-memory", "stop",	 "results"};
-	return c < PF_NCHECKS ? names[c] : "?";
+	static const char *const names[PREFLIGHT_NCHECKS] = {"tmpfs",	    "fill-dir", "pgbench",
+							     "host-memory", "stop",	"results"};
+	return c < PREFLIGHT_NCHECKS ? names[c] : "?";
 }
 
 static const char *status_name(enum preflight_status s)
 {
-	return s == PF_PASS ? "pass" : s == PF_FAIL ? "fail" : "skipped";
+	return s == PREFLIGHT_PASS ? "pass" : s == PREFLIGHT_FAIL ? "fail" : "skipped";
 }
 
 json_t *preflight_json(const struct preflight *pf)
 {
 	json_t *list = json_array();
-	for (int c = 0; c < PF_NCHECKS; c++) {
+	for (int c = 0; c < PREFLIGHT_NCHECKS; c++) {
 		const struct preflight_verdict *v = &pf->verdicts[c];
 		json_t *item = json_pack("{s:s, s:s, s:s}", "check", preflight_check_name(c),
 					 "status", status_name(v->status), "message", v->message);
-		if (v->status == PF_FAIL)
+		if (v->status == PREFLIGHT_FAIL)
 			json_object_set_new(item, "exit_code", json_integer(v->exit_code));
 		json_array_append_new(list, item);
 	}
@@ -687,13 +700,13 @@ json_t *preflight_json(const struct preflight *pf)
 
 void preflight_print(FILE *f, const struct preflight *pf, bool color)
 {
-	for (int c = 0; c < PF_NCHECKS; c++) {
+	for (int c = 0; c < PREFLIGHT_NCHECKS; c++) {
 		const struct preflight_verdict *v = &pf->verdicts[c];
-		const char *status = v->status == PF_PASS   ? "ok"
-				     : v->status == PF_FAIL ? "fail"
-							    : "skip";
+		const char *status = v->status == PREFLIGHT_PASS   ? "ok"
+				     : v->status == PREFLIGHT_FAIL ? "fail"
+								   : "skip";
 		fprintf(f, "  %s%-4s%s  %-11s  %s\n", vmc_status_color(status, color),
-			v->status == PF_FAIL ? "FAIL" : status, vmc_color_reset(color),
+			v->status == PREFLIGHT_FAIL ? "FAIL" : status, vmc_color_reset(color),
 			preflight_check_name(c), v->message);
 	}
 }

@@ -8,7 +8,7 @@
  * the host through platform.h); the checks are pure functions of those facts, so tests drive
  * them with fake ones. The verdicts come in the order a run needs them: tmpfs, fill directory,
  * pgbench, host memory, stop permission, results. A refused run exits with the code of the
- * first failed verdict.
+ * first failed verdict. Every name here starts with preflight_ (PREFLIGHT_ for constants).
  */
 #ifndef VMC_MEMTEST_PREFLIGHT_H
 #define VMC_MEMTEST_PREFLIGHT_H
@@ -31,16 +31,16 @@
 #define PREFLIGHT_HOST_MARGIN (128ull << 20)
 
 enum preflight_check {
-	PF_TMPFS,
-	PF_FILL_DIR,
-	PF_PGBENCH,
-	PF_HOST_MEMORY,
-	PF_STOP,
-	PF_RESULTS,
-	PF_NCHECKS,
+	PREFLIGHT_TMPFS,
+	PREFLIGHT_FILL_DIR,
+	PREFLIGHT_PGBENCH,
+	PREFLIGHT_HOST_MEMORY,
+	PREFLIGHT_STOP,
+	PREFLIGHT_RESULTS,
+	PREFLIGHT_NCHECKS,
 };
 
-enum preflight_status { PF_PASS, PF_FAIL, PF_SKIP };
+enum preflight_status { PREFLIGHT_PASS, PREFLIGHT_FAIL, PREFLIGHT_SKIP };
 
 struct preflight_verdict {
 	enum preflight_status status;
@@ -56,7 +56,7 @@ struct preflight_request {
 	uint64_t size;	       /* --size; 0 = the default (half the VM's memory, as fits) */
 	const char *fill_dir;  /* --fill-dir; NULL = default, and another one may be picked */
 	const char *tmpfs_dir; /* --tmpfs; NULL = /dev/shm */
-	const char *image;     /* --image; NULL = PG_DEFAULT_IMAGE */
+	const char *image;     /* --image; NULL = WORKLOAD_PG_IMAGE */
 	bool no_pull;
 	bool pressure_none, pressure_set;
 	uint64_t pressure, canary;
@@ -66,7 +66,7 @@ struct preflight_request {
 /* ---- facts ---------------------------------------------------------------------------------- */
 
 /* One guest directory as the probe script saw it, as the `limactl shell` user. */
-struct guest_dir {
+struct preflight_guest_dir {
 	char path[PATH_MAX];	/* as asked */
 	char at[PATH_MAX];	/* path itself, or its nearest existing parent */
 	bool exists;		/* path itself exists */
@@ -81,16 +81,17 @@ struct guest_dir {
 	bool from_mount;	/* a candidate made from a mount point (<mount>/vmcost-fill) */
 };
 
-struct guest_facts {
-	bool not_asked;		/* the run was refused before the guest was asked: skip */
-	bool ok;		/* the probe ran and its output parsed */
-	int exit_code;		/* why not (VMC_EXIT_*) */
-	char error[512];	/* and the message */
-	struct guest_dir *dirs; /* the asked paths first, in order, then mount candidates */
+struct preflight_guest_facts {
+	bool not_asked;	 /* the run was refused before the guest was asked: skip */
+	bool ok;	 /* the probe ran and its output parsed */
+	int exit_code;	 /* why not (VMC_EXIT_*) */
+	char error[512]; /* and the message */
+	struct preflight_guest_dir
+	    *dirs; /* the asked paths first, in order, then mount candidates */
 	size_t n;
 };
 
-struct docker_facts {
+struct preflight_docker_facts {
 	bool not_asked; /* the run was refused before Docker was asked: skip */
 	bool socket_exists;
 	int ping_rc; /* docker_version's exit code */
@@ -104,7 +105,7 @@ struct docker_facts {
 	char registry_error[512];
 };
 
-struct host_memory_facts {
+struct preflight_host_memory_facts {
 	bool has_memory;
 	struct platform_host_memory hm;
 	struct platform_memory_limit limit;
@@ -113,7 +114,7 @@ struct host_memory_facts {
 	char canary_error[256];
 };
 
-struct stop_facts {
+struct preflight_stop_facts {
 	bool limactl_found; /* limactl is on PATH */
 	char dir[PATH_MAX]; /* the instance directory */
 	uid_t euid;
@@ -131,7 +132,7 @@ struct stop_facts {
  * know a read-only mount or /proc, so the pre-flight makes the directory (as mkdir -p) and a probe
  * file in it, then removes the probe and the directories it made.
  */
-struct results_facts {
+struct preflight_results_facts {
 	bool none;		  /* --results none */
 	bool exists;		  /* the directory itself existed */
 	bool is_dir;		  /* it (or the nearest existing parent) is a directory */
@@ -143,16 +144,22 @@ struct results_facts {
 /* ---- the checks (pure) ---------------------------------------------------------------------- */
 
 /* Where a filesystem keeps its files: on a disk, in RAM, on the host (shared), or unknown. */
-enum fs_backing { FS_DISK, FS_RAM, FS_HOST_SHARED, FS_OTHER };
-enum fs_backing preflight_fs_backing(const struct vmc_mount *m);
+enum preflight_fs_backing {
+	PREFLIGHT_FS_DISK,
+	PREFLIGHT_FS_RAM,
+	PREFLIGHT_FS_HOST_SHARED,
+	PREFLIGHT_FS_OTHER
+};
+enum preflight_fs_backing preflight_fs_backing(const struct vmc_mount *m);
 
 /*
  * tmpfs: the directory is a tmpfs the shell user can write, SIZE fits 3/4 of the VM's memory
  * and the tmpfs; without --size, SIZE is half the VM's memory, lowered to what the tmpfs holds.
  * *size gets SIZE.
  */
-void preflight_check_tmpfs(const struct preflight_request *req, const struct guest_facts *g,
-			   uint64_t *size, struct preflight_verdict *v);
+void preflight_check_tmpfs(const struct preflight_request *req,
+			   const struct preflight_guest_facts *g, uint64_t *size,
+			   struct preflight_verdict *v);
 
 /*
  * Fill directory: on a disk-backed filesystem (not tmpfs, ramfs, rootfs, nor the host's
@@ -161,12 +168,12 @@ void preflight_check_tmpfs(const struct preflight_request *req, const struct gue
  * /tmp/vmcost-fill, then <mount>/vmcost-fill for disks mounted under /mnt or /media, most room
  * first. chosen gets the directory.
  */
-void preflight_check_fill_dir(const struct preflight_request *req, const struct guest_facts *g,
-			      uint64_t size, char *chosen, size_t chosen_size,
-			      struct preflight_verdict *v);
+void preflight_check_fill_dir(const struct preflight_request *req,
+			      const struct preflight_guest_facts *g, uint64_t size, char *chosen,
+			      size_t chosen_size, struct preflight_verdict *v);
 
-void preflight_check_pgbench(const struct preflight_request *req, const struct docker_facts *d,
-			     struct preflight_verdict *v);
+void preflight_check_pgbench(const struct preflight_request *req,
+			     const struct preflight_docker_facts *d, struct preflight_verdict *v);
 
 /*
  * Host memory: the pressure (the default, or --pressure) and the canary fit what the host (and
@@ -174,17 +181,17 @@ void preflight_check_pgbench(const struct preflight_request *req, const struct d
  * *pressure gets the pressure a run uses.
  */
 void preflight_check_host_memory(const struct preflight_request *req,
-				 const struct host_memory_facts *h, uint64_t *pressure,
+				 const struct preflight_host_memory_facts *h, uint64_t *pressure,
 				 struct preflight_verdict *v);
 
 /* The largest pressure this host takes safely (0: none). */
-uint64_t preflight_pressure_max(const struct host_memory_facts *h);
+uint64_t preflight_pressure_max(const struct preflight_host_memory_facts *h);
 
-void preflight_check_stop(const struct preflight_request *req, const struct stop_facts *s,
+void preflight_check_stop(const struct preflight_request *req, const struct preflight_stop_facts *s,
 			  struct preflight_verdict *v);
 
-void preflight_check_results(const struct preflight_request *req, const struct results_facts *r,
-			     struct preflight_verdict *v);
+void preflight_check_results(const struct preflight_request *req,
+			     const struct preflight_results_facts *r, struct preflight_verdict *v);
 
 /* ---- the guest probe ------------------------------------------------------------------------ */
 
@@ -202,13 +209,13 @@ extern const char preflight_probe_script[];
 
 /* Parses the probe's output into g->dirs (malloc'd) and sets g->ok; -1 when it is not the probe's
  * output. */
-int preflight_parse_probe(const char *out, struct guest_facts *g);
-void preflight_guest_facts_free(struct guest_facts *g);
+int preflight_parse_probe(const char *out, struct preflight_guest_facts *g);
+void preflight_guest_facts_free(struct preflight_guest_facts *g);
 
 /* ---- the whole pre-flight ------------------------------------------------------------------- */
 
 struct preflight {
-	struct preflight_verdict verdicts[PF_NCHECKS];
+	struct preflight_verdict verdicts[PREFLIGHT_NCHECKS];
 	uint64_t size;		 /* fill SIZE the run uses */
 	char fill_dir[PATH_MAX]; /* fill directory the run uses */
 	uint64_t pressure;	 /* pressure the run uses (0 with --pressure none) */
@@ -216,26 +223,28 @@ struct preflight {
 };
 
 /* Runs the checks on gathered facts (any may be NULL when not gathered: that check skips). */
-void preflight_judge(const struct preflight_request *req, const struct guest_facts *g,
-		     const struct docker_facts *d, const struct host_memory_facts *h,
-		     const struct stop_facts *s, const struct results_facts *r,
+void preflight_judge(const struct preflight_request *req, const struct preflight_guest_facts *g,
+		     const struct preflight_docker_facts *d,
+		     const struct preflight_host_memory_facts *h,
+		     const struct preflight_stop_facts *s, const struct preflight_results_facts *r,
 		     struct preflight *pf);
 
 /*
  * Every check as far as it needs neither the guest nor Docker: host memory, stop, results, and
  * what the options alone settle (--size beyond 3/4 of the VM, a relative path); what the guest
- * or Docker would have to answer is skipped as not asked. memtest_preflight asks the guest only
+ * or Docker would have to answer is skipped as not asked. preflight_run asks the guest only
  * when this passes, so a run refused here is refused at once, without a `limactl shell` call.
  */
 void preflight_judge_host_only(const struct preflight_request *req,
-			       const struct host_memory_facts *h, const struct stop_facts *s,
-			       const struct results_facts *r, struct preflight *pf);
+			       const struct preflight_host_memory_facts *h,
+			       const struct preflight_stop_facts *s,
+			       const struct preflight_results_facts *r, struct preflight *pf);
 
 /*
- * The --results facts (see struct results_facts): dir is made, probed and tidied again; what
- * existed before stays as it was. "none" is not a directory but --results none.
+ * The --results facts (see struct preflight_results_facts): dir is made, probed and tidied again;
+ * what existed before stays as it was. "none" is not a directory but --results none.
  */
-void preflight_gather_results(const char *dir, struct results_facts *r);
+void preflight_gather_results(const char *dir, struct preflight_results_facts *r);
 
 /*
  * Gathers every fact and judges: first what this host tells by itself (the results directory,
@@ -244,8 +253,8 @@ void preflight_gather_results(const char *dir, struct results_facts *r);
  * Docker API for pgbench. Returns pf->exit_code. Leaves nothing anywhere: the results probe is
  * removed with the directories it made.
  */
-int memtest_preflight(const struct preflight_request *req, const struct lima_instance *inst,
-		      pid_t vm_pid, struct preflight *pf);
+int preflight_run(const struct preflight_request *req, const struct lima_instance *inst,
+		  pid_t vm_pid, struct preflight *pf);
 
 /* [{"check": "tmpfs", "status": "pass|fail|skipped", "message": "...", "exit_code": N}, ...] */
 json_t *preflight_json(const struct preflight *pf);

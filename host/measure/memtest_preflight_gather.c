@@ -28,7 +28,7 @@
 #define REGISTRY_TIMEOUT_MS 10000
 
 static void gather_guest(const struct preflight_request *req, const struct lima_instance *inst,
-			 struct guest_facts *g)
+			 struct preflight_guest_facts *g)
 {
 	memset(g, 0, sizeof *g);
 	const char *argv[12];
@@ -71,7 +71,7 @@ static void gather_guest(const struct preflight_request *req, const struct lima_
 }
 
 static void gather_docker(const struct preflight_request *req, const struct lima_instance *inst,
-			  struct docker_facts *f)
+			  struct preflight_docker_facts *f)
 {
 	memset(f, 0, sizeof *f);
 	struct docker d;
@@ -88,7 +88,7 @@ static void gather_docker(const struct preflight_request *req, const struct lima
 	const char *v = json_string_value(json_object_get(version, "Version"));
 	snprintf(f->version, sizeof f->version, "%s", v ? v : "?");
 	json_decref(version);
-	const char *image = req->image ? req->image : PG_DEFAULT_IMAGE;
+	const char *image = req->image ? req->image : WORKLOAD_PG_IMAGE;
 	f->present_rc =
 	    docker_image_present(&d, image, &f->present, f->present_error, sizeof f->present_error);
 	if (f->present_rc != VMC_EXIT_OK || f->present || req->no_pull)
@@ -98,7 +98,8 @@ static void gather_docker(const struct preflight_request *req, const struct lima
 						   f->registry_error, sizeof f->registry_error);
 }
 
-static void gather_host_memory(const struct preflight_request *req, struct host_memory_facts *h)
+static void gather_host_memory(const struct preflight_request *req,
+			       struct preflight_host_memory_facts *h)
 {
 	memset(h, 0, sizeof *h);
 	if (req->pressure_none)
@@ -111,7 +112,8 @@ static void gather_host_memory(const struct preflight_request *req, struct host_
 	h->canary_ok = pressure_canary_probe(h->canary_error, sizeof h->canary_error) == 0;
 }
 
-static void gather_stop(const struct lima_instance *inst, pid_t vm_pid, struct stop_facts *s)
+static void gather_stop(const struct lima_instance *inst, pid_t vm_pid,
+			struct preflight_stop_facts *s)
 {
 	memset(s, 0, sizeof *s);
 	char path[PATH_MAX];
@@ -153,7 +155,7 @@ static bool parent(char *at, size_t size)
 }
 
 /* Records why the results directory cannot be written: the path that failed and errno. */
-static void results_failed(struct results_facts *r, const char *path, int err)
+static void results_failed(struct preflight_results_facts *r, const char *path, int err)
 {
 	r->access_errno = err ? err : EIO;
 	vmc_textf(r->failed_at, sizeof r->failed_at, "%s", path);
@@ -163,7 +165,7 @@ static void results_failed(struct results_facts *r, const char *path, int err)
  * mkdir -p of path, as results_ensure_dir does at the end of a run. *first_made is the length of
  * the first prefix it made (0: none): every deeper one is new too, and goes again afterwards.
  */
-static int make_dirs(char *path, size_t *first_made, struct results_facts *r)
+static int make_dirs(char *path, size_t *first_made, struct preflight_results_facts *r)
 {
 	size_t len = strlen(path);
 	for (size_t i = 1; i <= len; i++) {
@@ -202,7 +204,7 @@ static void remove_made(char *path, size_t first_made)
 }
 
 /* A file created, written and removed in dir: what writing the results will do. */
-static void write_probe(const char *dir, struct results_facts *r)
+static void write_probe(const char *dir, struct preflight_results_facts *r)
 {
 	char probe[PATH_MAX];
 	if (snprintf(probe, sizeof probe, "%s/.vmcost-preflight.%ld", dir, (long)getpid()) >=
@@ -227,7 +229,7 @@ static void write_probe(const char *dir, struct results_facts *r)
 		results_failed(r, probe, err);
 }
 
-void preflight_gather_results(const char *dir, struct results_facts *r)
+void preflight_gather_results(const char *dir, struct preflight_results_facts *r)
 {
 	memset(r, 0, sizeof *r);
 	r->none = strcmp(dir, "none") == 0;
@@ -258,14 +260,14 @@ void preflight_gather_results(const char *dir, struct results_facts *r)
 	remove_made(path, first_made);
 }
 
-int memtest_preflight(const struct preflight_request *req, const struct lima_instance *inst,
-		      pid_t vm_pid, struct preflight *pf)
+int preflight_run(const struct preflight_request *req, const struct lima_instance *inst,
+		  pid_t vm_pid, struct preflight *pf)
 {
-	struct guest_facts g = {0};
-	struct docker_facts d = {0};
-	struct host_memory_facts h;
-	struct stop_facts s;
-	struct results_facts r;
+	struct preflight_guest_facts g = {0};
+	struct preflight_docker_facts d = {0};
+	struct preflight_host_memory_facts h;
+	struct preflight_stop_facts s;
+	struct preflight_results_facts r;
 	preflight_gather_results(req->results_dir ? req->results_dir : ".", &r);
 	gather_host_memory(req, &h);
 	gather_stop(inst, vm_pid, &s);

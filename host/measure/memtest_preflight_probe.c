@@ -64,7 +64,7 @@ static bool number(const char *s, uint64_t *v)
 	return strcmp(s, "-") != 0 && vmc_parse_u64(&p, v) == 0 && *p == '\0';
 }
 
-static int parse_dir(const char *fields, struct guest_dir *d)
+static int parse_dir(const char *fields, struct preflight_guest_dir *d)
 {
 	char tag[16], avail[32], bsize[32], blocks[32];
 	int e, isdir, w;
@@ -88,7 +88,7 @@ static int parse_dir(const char *fields, struct guest_dir *d)
 	return 0;
 }
 
-int preflight_parse_probe(const char *out, struct guest_facts *g)
+int preflight_parse_probe(const char *out, struct preflight_guest_facts *g)
 {
 	g->ok = false;
 	g->dirs = NULL;
@@ -107,12 +107,12 @@ int preflight_parse_probe(const char *out, struct guest_facts *g)
 			continue;
 		if (g->n == cap) {
 			cap = cap ? cap * 2 : 8;
-			struct guest_dir *grown = realloc(g->dirs, cap * sizeof *grown);
+			struct preflight_guest_dir *grown = realloc(g->dirs, cap * sizeof *grown);
 			if (!grown)
 				goto bad;
 			g->dirs = grown;
 		}
-		struct guest_dir *d = &g->dirs[g->n];
+		struct preflight_guest_dir *d = &g->dirs[g->n];
 		memset(d, 0, sizeof *d);
 		if (parse_dir(line + 11, d) != 0)
 			goto bad;
@@ -137,7 +137,7 @@ bad:
 	return -1;
 }
 
-void preflight_guest_facts_free(struct guest_facts *g)
+void preflight_guest_facts_free(struct preflight_guest_facts *g)
 {
 	free(g->dirs);
 	g->dirs = NULL;

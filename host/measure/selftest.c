@@ -46,7 +46,7 @@ void selftest_env_defaults(struct selftest_env *env)
 	env->write_dir = tmp && *tmp ? tmp : "/var/tmp";
 }
 
-const char *selftest_verdict_name(enum selftest_verdict v)
+static const char *verdict_name(enum selftest_verdict v)
 {
 	return v == SELFTEST_PASS ? "pass" : v == SELFTEST_FAIL ? "fail" : "n/a";
 }
@@ -547,7 +547,7 @@ json_t *selftest_json(const struct selftest_report *rep)
 		json_object_set_new(j, "measured",
 				    r->verdict == SELFTEST_NA ? json_null()
 							      : json_real(r->measured));
-		json_object_set_new(j, "verdict", json_string(selftest_verdict_name(r->verdict)));
+		json_object_set_new(j, "verdict", json_string(verdict_name(r->verdict)));
 		json_object_set_new(j, "reason", json_string(r->reason));
 		json_array_append_new(list, j);
 	}
@@ -558,4 +558,47 @@ json_t *selftest_json(const struct selftest_report *rep)
 	json_object_set_new(j, "failed", json_integer((json_int_t)rep->failed));
 	json_object_set_new(j, "not_applicable", json_integer((json_int_t)rep->not_applicable));
 	return j;
+}
+
+static void format_figure(enum selftest_unit unit, double v, bool signed_bytes, char *buf,
+			  size_t size)
+{
+	switch (unit) {
+	case SELFTEST_BYTES:
+		if (signed_bytes)
+			vmc_format_bytes_delta((int64_t)llround(v), buf, size);
+		else
+			vmc_format_bytes((uint64_t)llround(fmax(v, 0)), buf, size);
+		break;
+	case SELFTEST_NS:
+		snprintf(buf, size, "%.0f ms", v / 1e6);
+		break;
+	case SELFTEST_RATIO:
+		snprintf(buf, size, "%.3f", v);
+		break;
+	case SELFTEST_COUNT:
+		snprintf(buf, size, "%.0f", v);
+		break;
+	}
+}
+
+void selftest_print(FILE *f, const struct selftest_report *rep, bool color)
+{
+	fprintf(f, "%s%-17s %-44s %10s %10s  %s%s\n", color ? "\033[1m" : "", "reading", "workload",
+		"expected", "measured", "verdict", color ? "\033[0m" : "");
+	for (size_t i = 0; i < rep->n; i++) {
+		const struct selftest_result *r = &rep->results[i];
+		char e[32] = "-", m[32] = "-";
+		bool delta = r->change;
+		if (r->verdict != SELFTEST_NA) {
+			format_figure(r->unit, r->expected, delta, e, sizeof e);
+			format_figure(r->unit, r->measured, delta, m, sizeof m);
+		}
+		fprintf(f, "%-17s %-44s %10s %10s  %s\n", r->reading, r->workload, e, m,
+			verdict_name(r->verdict));
+		if (r->verdict != SELFTEST_PASS || r->unit == SELFTEST_COUNT)
+			fprintf(f, "%17s   %s\n", "", r->reason);
+	}
+	fprintf(f, "%zu readings: %zu passed, %zu failed, %zu not applicable on %s\n", rep->n,
+		rep->passed, rep->failed, rep->not_applicable, platform_os_name());
 }

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* How vmcost reads the machine (the platform layer by default) and the workloads' sizes. */
 struct selftest_env {
@@ -69,6 +70,8 @@ enum selftest_verdict selftest_judge(double expected, double measured, double to
 void selftest_run(const struct selftest_env *env, struct selftest_report *report);
 
 json_t *selftest_json(const struct selftest_report *report);
-const char *selftest_verdict_name(enum selftest_verdict v);
+/* The table vmcost selftest prints: one row per reading, why it failed or does not apply, and a
+ * count (bold heading when color). */
+void selftest_print(FILE *f, const struct selftest_report *report, bool color);
 
 #endif

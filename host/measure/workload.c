@@ -73,7 +73,7 @@ void workload_fill_bytes(uint64_t size, uint64_t *tmpfs_peak, uint64_t *files)
 	*files = n * blk * VMC_MIB;
 }
 
-int workload_fill_parse(const char *out, struct fill_result *res)
+int workload_fill_parse(const char *out, struct workload_fill_result *res)
 {
 	const char *line = vmc_find_key(out, "vmcost-fill ");
 	if (!line)
@@ -91,12 +91,12 @@ int workload_fill_parse(const char *out, struct fill_result *res)
 	return 0;
 }
 
-static const char *fill_dir(const struct fill_plan *plan)
+static const char *fill_dir(const struct workload_fill_plan *plan)
 {
 	return plan->dir && *plan->dir ? plan->dir : "/var/tmp/vmcost-fill";
 }
 
-static const char *fill_tmpfs(const struct fill_plan *plan)
+static const char *fill_tmpfs(const struct workload_fill_plan *plan)
 {
 	return plan->tmpfs_dir && *plan->tmpfs_dir ? plan->tmpfs_dir : "/dev/shm";
 }
@@ -113,8 +113,9 @@ static void shell_error(const char *what, const char *name, const struct process
 			 r->exit_code, *last ? last : "no output");
 }
 
-int workload_fill(const struct lima_instance *inst, const struct fill_plan *plan,
-		  volatile sig_atomic_t *stop, struct fill_result *res, char *err, size_t errsize)
+int workload_fill(const struct lima_instance *inst, const struct workload_fill_plan *plan,
+		  volatile sig_atomic_t *stop, struct workload_fill_result *res, char *err,
+		  size_t errsize)
 {
 	memset(res, 0, sizeof *res);
 	char mib[32];
@@ -147,8 +148,8 @@ int workload_fill(const struct lima_instance *inst, const struct fill_plan *plan
 	return rc;
 }
 
-int workload_fill_cleanup(const struct lima_instance *inst, const struct fill_plan *plan, char *err,
-			  size_t errsize)
+int workload_fill_cleanup(const struct lima_instance *inst, const struct workload_fill_plan *plan,
+			  char *err, size_t errsize)
 {
 	char run[24];
 	fill_run_id(run, sizeof run);
@@ -186,7 +187,7 @@ static int key_double(const char *buf, const char *key, double *v)
 	return p ? vmc_parse_decimal(&p, v) : -1;
 }
 
-int pgbench_parse(const char *out, struct pg_run *run)
+int workload_pgbench_parse(const char *out, struct workload_pg_run *run)
 {
 	if (!out || key_double(out, "tps =", &run->tps) != 0)
 		return -1;
@@ -197,7 +198,7 @@ int pgbench_parse(const char *out, struct pg_run *run)
 	return 0;
 }
 
-json_t *pg_run_json(const struct pg_run *run)
+json_t *workload_pg_run_json(const struct workload_pg_run *run)
 {
 	json_t *j = json_pack("{s:i, s:i, s:f, s:f}", "clients", run->clients, "threads",
 			      run->threads, "duration_s", run->duration, "tps", run->tps);
@@ -207,8 +208,9 @@ json_t *pg_run_json(const struct pg_run *run)
 	return j;
 }
 
-static void note(struct pg_session *pg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(struct pg_session *pg, const char *fmt, ...)
+static void note(struct workload_pg_session *pg, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void note(struct workload_pg_session *pg, const char *fmt, ...)
 {
 	if (!pg->note)
 		return;
@@ -220,14 +222,14 @@ static void note(struct pg_session *pg, const char *fmt, ...)
 	pg->note(text, pg->note_ctx);
 }
 
-static bool stopped(const struct pg_session *pg)
+static bool stopped(const struct workload_pg_session *pg)
 {
 	return pg->stop && *pg->stop;
 }
 
 /* Sums the layers' download progress for one status line. */
 struct pull_progress {
-	struct pg_session *pg;
+	struct workload_pg_session *pg;
 	char ids[64][80];
 	uint64_t current[64], total[64];
 	size_t n;
@@ -258,7 +260,7 @@ static void on_pull(const struct docker_pull_event *ev, void *ctx)
 	     vmc_format_bytes(tot, b, sizeof b));
 }
 
-static int ensure_image(struct pg_session *pg, bool pull, char *err, size_t errsize)
+static int ensure_image(struct workload_pg_session *pg, bool pull, char *err, size_t errsize)
 {
 	bool present = false;
 	int rc = docker_image_present(&pg->docker, pg->image, &present, err, errsize);
@@ -290,7 +292,7 @@ static const char *const PG_TCP[] = {"-h", "127.0.0.1", "-U", "postgres"};
 
 /* Keeps the last complete line of exec output for the status line. */
 struct exec_lines {
-	struct pg_session *pg;
+	struct workload_pg_session *pg;
 	const char *prefix;
 	char line[200];
 	size_t len;
@@ -313,7 +315,7 @@ static void on_exec_output(int stream, const char *data, size_t len, void *ctx)
 	}
 }
 
-static int exec_pg(struct pg_session *pg, const char *const *argv, long timeout_ms,
+static int exec_pg(struct workload_pg_session *pg, const char *const *argv, long timeout_ms,
 		   const char *prefix, struct docker_exec_result *res, char *err, size_t errsize)
 {
 	struct exec_lines el = {.pg = pg, .prefix = prefix};
@@ -321,7 +323,8 @@ static int exec_pg(struct pg_session *pg, const char *const *argv, long timeout_
 				  res, err, errsize);
 }
 
-static int wait_ready(struct pg_session *pg, double t0, double timeout_s, char *err, size_t errsize)
+static int wait_ready(struct workload_pg_session *pg, double t0, double timeout_s, char *err,
+		      size_t errsize)
 {
 	const char *const argv[] = {"pg_isready", PG_TCP[0], PG_TCP[1], PG_TCP[2], PG_TCP[3], NULL};
 	for (;;) {
@@ -343,7 +346,7 @@ static int wait_ready(struct pg_session *pg, double t0, double timeout_s, char *
 			    err, errsize,
 			    "the postgres container exited before it was ready: docker logs %s "
 			    "shows why (vmcost keeps it until the next run)",
-			    PG_CONTAINER_NAME);
+			    WORKLOAD_PG_CONTAINER);
 			pg->id[0] = '\0'; /* keep it for docker logs */
 			return VMC_EXIT_DOCKER;
 		}
@@ -351,7 +354,7 @@ static int wait_ready(struct pg_session *pg, double t0, double timeout_s, char *
 			snprintf(err, errsize,
 				 "postgres was not ready after %.0f s (pg_isready): "
 				 "docker logs %s shows why",
-				 timeout_s, PG_CONTAINER_NAME);
+				 timeout_s, WORKLOAD_PG_CONTAINER);
 			return VMC_EXIT_DOCKER;
 		}
 		note(pg, "waiting for postgres (%.0f s)", vmc_monotonic_s() - t0);
@@ -359,11 +362,11 @@ static int wait_ready(struct pg_session *pg, double t0, double timeout_s, char *
 	}
 }
 
-int pg_start(struct pg_session *pg, const struct lima_instance *inst, const char *image, bool pull,
-	     double timeout_s, char *err, size_t errsize)
+int workload_pg_start(struct workload_pg_session *pg, const struct lima_instance *inst,
+		      const char *image, bool pull, double timeout_s, char *err, size_t errsize)
 {
 	docker_init_instance(&pg->docker, inst);
-	snprintf(pg->image, sizeof pg->image, "%s", image ? image : PG_DEFAULT_IMAGE);
+	snprintf(pg->image, sizeof pg->image, "%s", image ? image : WORKLOAD_PG_IMAGE);
 	pg->id[0] = '\0';
 	json_t *version = NULL;
 	int rc = docker_version(&pg->docker, &version, err, errsize);
@@ -377,7 +380,7 @@ int pg_start(struct pg_session *pg, const struct lima_instance *inst, const char
 		return rc;
 	double t0 = vmc_monotonic_s();
 	/* A container left by an interrupted run would make the name conflict. */
-	rc = docker_container_remove(&pg->docker, PG_CONTAINER_NAME, err, errsize);
+	rc = docker_container_remove(&pg->docker, WORKLOAD_PG_CONTAINER, err, errsize);
 	if (rc != VMC_EXIT_OK)
 		return rc;
 	json_t *config = json_pack("{s:s, s:[s, s], s:{s:s}, s:{s:I}}", "Image", pg->image, "Env",
@@ -385,8 +388,8 @@ int pg_start(struct pg_session *pg, const struct lima_instance *inst, const char
 				   "Labels", "org.vmcost.run", "pgbench", "HostConfig", "ShmSize",
 				   (json_int_t)(256 << 20));
 	note(pg, "starting %s", pg->image);
-	rc = docker_container_create(&pg->docker, PG_CONTAINER_NAME, config, pg->id, sizeof pg->id,
-				     err, errsize);
+	rc = docker_container_create(&pg->docker, WORKLOAD_PG_CONTAINER, config, pg->id,
+				     sizeof pg->id, err, errsize);
 	json_decref(config);
 	if (rc == VMC_EXIT_OK)
 		rc = docker_container_start(&pg->docker, pg->id, err, errsize);
@@ -405,7 +408,7 @@ static void exec_failure(const char *what, const struct docker_exec_result *res,
 		 *last ? last : "no output");
 }
 
-int pg_init(struct pg_session *pg, int scale, char *err, size_t errsize)
+int workload_pg_init(struct workload_pg_session *pg, int scale, char *err, size_t errsize)
 {
 	char s[16];
 	snprintf(s, sizeof s, "%d", scale);
@@ -425,8 +428,8 @@ int pg_init(struct pg_session *pg, int scale, char *err, size_t errsize)
 	return stopped(pg) ? VMC_EXIT_INTERRUPTED : rc;
 }
 
-int pg_bench(struct pg_session *pg, int clients, double seconds, struct pg_run *run, char *err,
-	     size_t errsize)
+int workload_pg_bench(struct workload_pg_session *pg, int clients, double seconds,
+		      struct workload_pg_run *run, char *err, size_t errsize)
 {
 	memset(run, 0, sizeof *run);
 	run->clients = run->threads = clients;
@@ -446,7 +449,7 @@ int pg_bench(struct pg_session *pg, int clients, double seconds, struct pg_run *
 	if (rc == VMC_EXIT_OK && res.exit_code != 0) {
 		exec_failure("pgbench", &res, err, errsize);
 		rc = VMC_EXIT_DOCKER;
-	} else if (rc == VMC_EXIT_OK && pgbench_parse(res.out, run) != 0) {
+	} else if (rc == VMC_EXIT_OK && workload_pgbench_parse(res.out, run) != 0) {
 		snprintf(err, errsize, "pgbench printed no \"tps =\" line");
 		rc = VMC_EXIT_DOCKER;
 	}
@@ -454,7 +457,7 @@ int pg_bench(struct pg_session *pg, int clients, double seconds, struct pg_run *
 	return stopped(pg) ? VMC_EXIT_INTERRUPTED : rc;
 }
 
-int pg_remove(struct pg_session *pg, char *err, size_t errsize)
+int workload_pg_remove(struct workload_pg_session *pg, char *err, size_t errsize)
 {
 	if (!pg->id[0])
 		return VMC_EXIT_OK;

@@ -20,13 +20,13 @@ typedef void (*workload_note_fn)(const char *text, void *ctx);
 
 /* ---- fill ----------------------------------------------------------------------------------- */
 
-struct fill_plan {
+struct workload_fill_plan {
 	uint64_t size;	       /* bytes written to tmpfs, and again read into page cache */
 	const char *tmpfs_dir; /* default /dev/shm */
 	const char *dir;       /* where the page-cache files go; default /var/tmp/vmcost-fill */
 };
 
-struct fill_result {
+struct workload_fill_result {
 	uint64_t tmpfs_bytes; /* really written (rounded up to whole 64 MiB blocks) */
 	uint64_t cache_bytes;
 	double seconds;
@@ -52,19 +52,20 @@ extern const char workload_fill_cleanup_script[];
  */
 void workload_fill_bytes(uint64_t size, uint64_t *tmpfs_peak, uint64_t *files);
 
-int workload_fill(const struct lima_instance *inst, const struct fill_plan *plan,
-		  volatile sig_atomic_t *stop, struct fill_result *res, char *err, size_t errsize);
-int workload_fill_cleanup(const struct lima_instance *inst, const struct fill_plan *plan, char *err,
-			  size_t errsize);
+int workload_fill(const struct lima_instance *inst, const struct workload_fill_plan *plan,
+		  volatile sig_atomic_t *stop, struct workload_fill_result *res, char *err,
+		  size_t errsize);
+int workload_fill_cleanup(const struct lima_instance *inst, const struct workload_fill_plan *plan,
+			  char *err, size_t errsize);
 /* Parses the script's last line; -1 if it is not there. */
-int workload_fill_parse(const char *out, struct fill_result *res);
+int workload_fill_parse(const char *out, struct workload_fill_result *res);
 
 /* ---- pgbench through Docker ----------------------------------------------------------------- */
 
-#define PG_DEFAULT_IMAGE  "postgres:17-alpine"
-#define PG_CONTAINER_NAME "vmcost-pgbench"
+#define WORKLOAD_PG_IMAGE     "postgres:17-alpine"
+#define WORKLOAD_PG_CONTAINER "vmcost-pgbench"
 
-struct pg_run {
+struct workload_pg_run {
 	int clients;
 	int threads;
 	double duration;   /* seconds requested (-T) */
@@ -76,9 +77,9 @@ struct pg_run {
 
 /* Parses pgbench's summary ("tps = ...", "latency average = ... ms", "number of transactions
  * actually processed: N"). Returns 0 when tps was found. */
-int pgbench_parse(const char *out, struct pg_run *run);
+int workload_pgbench_parse(const char *out, struct workload_pg_run *run);
 
-struct pg_session {
+struct workload_pg_session {
 	struct docker docker;
 	char image[256];
 	char id[80]; /* container id, "" when none */
@@ -96,16 +97,16 @@ struct pg_session {
  * Checks dockerd, pulls image if missing (pull false: image-missing error instead), creates
  * and starts the postgres container and waits until it accepts TCP connections (timeout_s).
  */
-int pg_start(struct pg_session *pg, const struct lima_instance *inst, const char *image, bool pull,
-	     double timeout_s, char *err, size_t errsize);
+int workload_pg_start(struct workload_pg_session *pg, const struct lima_instance *inst,
+		      const char *image, bool pull, double timeout_s, char *err, size_t errsize);
 /* pgbench -i -s scale. */
-int pg_init(struct pg_session *pg, int scale, char *err, size_t errsize);
+int workload_pg_init(struct workload_pg_session *pg, int scale, char *err, size_t errsize);
 /* pgbench -c clients -j clients -T seconds. */
-int pg_bench(struct pg_session *pg, int clients, double seconds, struct pg_run *run, char *err,
-	     size_t errsize);
+int workload_pg_bench(struct workload_pg_session *pg, int clients, double seconds,
+		      struct workload_pg_run *run, char *err, size_t errsize);
 /* Stops and removes the container (safe to call twice, or after a failed start). */
-int pg_remove(struct pg_session *pg, char *err, size_t errsize);
+int workload_pg_remove(struct workload_pg_session *pg, char *err, size_t errsize);
 
-json_t *pg_run_json(const struct pg_run *run);
+json_t *workload_pg_run_json(const struct workload_pg_run *run);
 
 #endif

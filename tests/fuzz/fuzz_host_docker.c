@@ -61,10 +61,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(text, body, len);
 		text[len] = '\0';
 		if (mode == 2) {
-			struct pg_run run = {0};
-			pgbench_parse(text, &run);
+			struct workload_pg_run run = {0};
+			workload_pgbench_parse(text, &run);
 		} else {
-			struct fill_result fr = {0};
+			struct workload_fill_result fr = {0};
 			workload_fill_parse(text, &fr);
 		}
 		free(text);

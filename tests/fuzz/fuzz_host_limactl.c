@@ -15,7 +15,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t n = 0;
 	char err[512];
 	err[0] = '\0';
-	int rc = lima_parse_list_json((const char *)data, size, NULL, &list, &n, err, sizeof err);
+	int rc =
+	    limactl_parse_list_json((const char *)data, size, NULL, &list, &n, err, sizeof err);
 	if (rc == VMC_EXIT_OK) {
 		for (size_t i = 0; i < n; i++) {
 			const struct lima_instance *in = &list[i];
@@ -32,8 +33,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			size_t m = 0;
 			char name[256];
 			memcpy(name, list[0].name, sizeof name);
-			if (lima_parse_list_json((const char *)data, size, name, &one, &m, err,
-						 sizeof err) != VMC_EXIT_OK ||
+			if (limactl_parse_list_json((const char *)data, size, name, &one, &m, err,
+						    sizeof err) != VMC_EXIT_OK ||
 			    m == 0)
 				abort();
 			free(one);

@@ -20,8 +20,8 @@ host=lima-$LIMA_INSTANCE
 ssh_lima() { as_lima ssh -F "$dir/ssh.config" "$@"; }
 ping_direct() { as_lima curl -s -m 5 --unix-socket "$docker_sock" http://localhost/_ping; }
 out=$LIMA_TEST_STAGE/forwards-doctor.out
-# has TEXT: the last doctor output has a line starting with TEXT.
-has() { grep -q "^$1" "$out"; }
+# doctor_says TEXT: the last doctor output has a line starting with TEXT.
+doctor_says() { grep -q "^$1" "$out"; }
 has_fixed() { grep -qF -- "$1" "$out"; }
 doctor() { lima_vmcost doctor "$LIMA_INSTANCE" "$@" >"$out" 2>&1; }
 
@@ -33,8 +33,8 @@ answers() { [ "$(ping_direct)" = OK ]; }
 check "docker.sock answers before anything is done" lima_wait 300 answers
 doctor
 grep "Host socket" "$out" | sed 's/^/  /'
-check "doctor: docker.sock answers" has "ok    Host socket docker.sock"
-check "doctor: vmcost-agent.sock answers" has "ok    Host socket vmcost-agent.sock"
+check "doctor: docker.sock answers" doctor_says "ok    Host socket docker.sock"
+check "doctor: vmcost-agent.sock answers" doctor_says "ok    Host socket vmcost-agent.sock"
 
 # ---- docker.sock's forward cancelled, as after host sleep ---------------------------------------
 ssh_lima -O cancel -L "$docker_sock:/var/run/docker.sock" "$host" 2>/dev/null
@@ -43,7 +43,7 @@ doctor
 rc=$?
 grep -A2 "Host socket docker.sock" "$out" | sed 's/^/  /'
 check "doctor exits non-zero ($rc)" test "$rc" != 0
-check "doctor names docker.sock as dead" has "fail  Host socket docker.sock: dead"
+check "doctor names docker.sock as dead" doctor_says "fail  Host socket docker.sock: dead"
 check "doctor gives the command that heals it" has_fixed \
 	"fix: rm -f $docker_sock && ssh -F $dir/ssh.config -O forward -L $docker_sock:/var/run/docker.sock $host"
 
@@ -74,7 +74,7 @@ doctor --heal
 rc=$?
 grep "Host socket" "$out" | sed 's/^/  /'
 check "doctor --heal exits 0 ($rc)" test "$rc" = 0
-check "doctor --heal healed docker.sock" has "ok    Host socket docker.sock: was dead"
-check "doctor --heal healed vmcost-agent.sock" has "ok    Host socket vmcost-agent.sock: was dead"
+check "doctor --heal healed docker.sock" doctor_says "ok    Host socket docker.sock: was dead"
+check "doctor --heal healed vmcost-agent.sock" doctor_says "ok    Host socket vmcost-agent.sock: was dead"
 check "docker.sock answers directly again" test "$(ping_direct)" = OK
 summary

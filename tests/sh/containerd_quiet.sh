@@ -12,12 +12,6 @@ repo=$(pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-check() { # description, command...
-	desc=$1
-	shift
-	if "$@" >/dev/null 2>&1; then ok "$desc"; else fail "$desc"; fi
-}
-
 debian_root() { # dir: containerd.service and config.toml as docker.io installs them
 	rm -rf "$1"
 	mkdir -p "$1/lib/systemd/system" "$1/etc/containerd" "$1/usr/bin"

@@ -18,12 +18,6 @@ stubs=$repo/tests/sh/agent-stubs:$repo/tests/sh/provision-stubs
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-check() { # description, command...
-	desc=$1
-	shift
-	if "$@" >/dev/null 2>&1; then ok "$desc"; else fail "$desc"; fi
-}
-
 # util-linux's setsid (busybox's has no -w): each run in a process group of its own.
 setsid=$(command -v setsid) || {
 	echo "FAIL setsid (util-linux) is missing"
@@ -171,10 +165,11 @@ make_debian_root() { # dir [installed package...]
 	printf 'socket-owner: "tester"\n' >"$r/etc/vmcost/agent.yaml"
 }
 
-# The tarball's layout, from the repository (templates/update-embedded's list).
+# The tarball's layout, from the repository (templates/update-embedded's list: the agent's
+# sources as provision/vmcost-agent-sources.sh lists them).
 expected_tree() { # dir
 	mkdir -p "$1/init.d" "$1/systemd"
-	for f in guest-agent/*.[ch] lib/*.[ch]; do
+	sh provision/vmcost-agent-sources.sh . | while read -r f; do
 		mkdir -p "$1/${f%/*}"
 		cp "$f" "$1/$f"
 	done
@@ -199,6 +194,10 @@ alpine_tests() {
 	check "alpine: built into /usr/local/bin" sh -c "'$r/usr/local/bin/vmcost-agent' | grep -qx 'vmcost-agent src-[0-9a-f]*'"
 	check "alpine: the tarball unpacks to exactly the repository's sources, build script, installer, service files and documented configuration" \
 		diff -r "$tmp/expected" "$src"
+	for f in lib/settle.c lib/stats.c; do
+		check "alpine: ... without $f, which only vmcost uses on the host" \
+			sh -c "test -f '$f' && test -f '$src/lib/log.c' && test ! -e '$src/$f'"
+	done
 	check "alpine: ... and no download or half-made directory is left" sh -c "test ! -e '$src.new' && test ! -e '$src/.download.tar.gz'"
 	check "alpine: missing build dependencies come as an apk virtual package" \
 		grep -qx 'apk add --virtual .vmcost-agent-build build-base pkgconf linux-headers yaml-dev jansson-dev libmicrohttpd-dev' "$tmp/alpine.log"
@@ -263,6 +262,12 @@ alpine_tests() {
 	check "alpine: ... rebuilt" grep -q '^apk add --virtual' "$tmp/alpine-checkout.log"
 	check "alpine: ... and the running service restarted" grep -qx 'rc-service --ifstarted cache-trim restart' "$tmp/alpine-checkout.log"
 	check_idempotent alpine-checkout "$r" PARAM_vmcostAgentSrc="$tmp/checkout"
+	# A checkout from before provision/vmcost-agent-sources.sh: all of guest-agent/ and lib/.
+	cp -R "$tmp/checkout" "$tmp/oldcheckout"
+	rm "$tmp/oldcheckout/provision/vmcost-agent-sources.sh"
+	run alpine-oldcheckout "$r" PARAM_vmcostAgentSrc="$tmp/oldcheckout"
+	check "alpine: a checkout without vmcost-agent-sources.sh gives all of guest-agent/ and lib/" \
+		sh -c "test -x '$r/usr/local/bin/vmcost-agent' && cmp -s lib/stats.c '$src/lib/stats.c' && test \"\$(ls '$src/lib' | wc -l)\" -eq \"\$(ls lib/*.[ch] | wc -l)\""
 	run alpine-back "$r"
 	check "alpine: without the param, the pinned tarball again" sh -c "grep -q '^curl ' '$tmp/alpine-back.log' && diff -r '$tmp/expected' '$src'"
 	check "alpine: ... rebuilt" grep -q '^apk add --virtual' "$tmp/alpine-back.log"

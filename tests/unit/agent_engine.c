@@ -11,7 +11,9 @@
 #include "config.h"
 #include "engine.h"
 #include "fakeroot.h"
+#include "golden.h"
 #include "log.h"
+#include "print_capture.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -227,7 +229,7 @@ static json_t *freeze(char *err, size_t size)
 {
 	err[0] = '\0';
 	errno = 0;
-	return agent_engine_freeze(&cfg, err, size);
+	return engine_freeze(&cfg, err, size);
 }
 
 TEST(a_running_container_refuses_the_freeze)
@@ -243,7 +245,7 @@ TEST(a_running_container_refuses_the_freeze)
 	/* A stopped container's cgroup is empty: no longer a reason. */
 	fakeroot_write("/sys/fs/cgroup/docker/0123456789abcdef0123/cgroup.events",
 		       "populated 0\nfrozen 0\n");
-	json_t *st = agent_engine_status(&cfg, err, sizeof err);
+	json_t *st = engine_status(&cfg, err, sizeof err);
 	CHECK(json_is_true(json_object_get(st, "can_freeze")));
 	json_decref(st);
 }
@@ -320,12 +322,12 @@ TEST(freeze_waits_for_frozen_1_and_thaw_undoes_it)
 	doc = freeze(err, sizeof err);
 	CHECK_STR(json_string_value(json_object_get(doc, "action")), "already-frozen");
 	json_decref(doc);
-	doc = agent_engine_thaw(&cfg, err, sizeof err);
+	doc = engine_thaw(&cfg, err, sizeof err);
 	CHECK_STR(json_string_value(json_object_get(doc, "action")), "thawed");
 	json_decref(doc);
 	CHECK_STR(freeze_value("openrc.docker"), "0");
 	CHECK(!engine_recorded_frozen());
-	doc = agent_engine_thaw(&cfg, err, sizeof err);
+	doc = engine_thaw(&cfg, err, sizeof err);
 	CHECK_STR(json_string_value(json_object_get(doc, "action")), "not-frozen");
 	json_decref(doc);
 	kernel_end();
@@ -365,6 +367,73 @@ TEST(a_freeze_left_by_a_killed_agent_is_undone_at_start)
 	CHECK_STR(fakeroot_read("/var/run/docker.sock"), "dockerd's");
 	CHECK(fakeroot_read("/var/run/docker.sock" ENGINE_SET_ASIDE_SUFFIX) == NULL);
 	fakeroot_remove("/var/run");
+}
+
+/* ---- what vmcost-agent engine prints -------------------------------------------------------- */
+
+/* The document of one `vmcost-agent engine WHAT`, printed as the command prints it. */
+static void print_engine(FILE *f, const char *what, json_t *doc, const char *err)
+{
+	fprintf(f, "$ vmcost-agent engine %s\n", what);
+	if (doc)
+		engine_print(f, doc);
+	else
+		fprintf(f, "[error] %s\n", err);
+	json_decref(doc);
+}
+
+TEST(the_engine_prints_each_state_and_refusal)
+{
+	struct capture cap;
+	FILE *f = capture_open(&cap);
+	char err[512];
+	openrc_guest();
+	kernel_start();
+	print_engine(f, "status", engine_status(&cfg, err, sizeof err), err);
+	/* A running container refuses the freeze, and the status says why. */
+	fakeroot_write("/sys/fs/cgroup/docker/0123456789abcdef0123/cgroup.events",
+		       "populated 1\nfrozen 0\n");
+	print_engine(f, "status", engine_status(&cfg, err, sizeof err), err);
+	print_engine(f, "freeze", freeze(err, sizeof err), err);
+	fakeroot_write("/sys/fs/cgroup/docker/0123456789abcdef0123/cgroup.events",
+		       "populated 0\nfrozen 0\n");
+	print_engine(f, "freeze", freeze(err, sizeof err), err);
+	print_engine(f, "status", engine_status(&cfg, err, sizeof err), err);
+	print_engine(f, "freeze", freeze(err, sizeof err), err);
+	/*
+	 * A kernel thaws at once (cgroup.events says frozen 0 when the write of 0 returns); the
+	 * stand-in thread lags by a few milliseconds, so the thaws run without it, the events
+	 * already as the kernel will have them.
+	 */
+	kernel_end();
+	fakeroot_write("/sys/fs/cgroup/openrc.docker/cgroup.events", "populated 1\nfrozen 0\n");
+	print_engine(f, "thaw", engine_thaw(&cfg, err, sizeof err), err);
+	print_engine(f, "thaw", engine_thaw(&cfg, err, sizeof err), err);
+	/* A freeze recorded with docker.sock guarded (systemd: dockerd and containerd). */
+	systemd_guest();
+	fakeroot_write("/sys/fs/cgroup/system.slice/docker.service/cgroup.events",
+		       "populated 1\nfrozen 1\n");
+	fakeroot_write("/sys/fs/cgroup/system.slice/containerd.service/cgroup.events",
+		       "populated 1\nfrozen 1\n");
+	fakeroot_write(ENGINE_STATE_FILE,
+		       "{\"cgroups\": [\"system.slice/docker.service\", "
+		       "\"system.slice/containerd.service\"], \"docker_socket\": "
+		       "\"/var/run/docker.sock\", \"socket_aside\": true, \"guard_pid\": 0, "
+		       "\"since\": 1}");
+	print_engine(f, "status", engine_status(&cfg, err, sizeof err), err);
+	fakeroot_remove("/run");
+	/* No engine at all. */
+	fakeroot_remove("/sys");
+	fakeroot_mkdir("/sys/fs/cgroup");
+	print_engine(f, "status", engine_status(&cfg, err, sizeof err), err);
+	char *text = capture_close(&cap);
+	/* How long a freeze or a thaw took. */
+	static const char *const actions[] = {"froze in ", "already-frozen in ", "thawed in ",
+					      "not-frozen in "};
+	for (size_t i = 0; i < sizeof actions / sizeof actions[0]; i++)
+		text = golden_mask(text, actions[i], " ms", "T");
+	CHECK_GOLDEN(text, "agent-engine");
+	free(text);
 }
 
 /* ---- the docker.sock guard --------------------------------------------------------------------
@@ -556,7 +625,7 @@ TEST(a_thaw_from_the_api_lets_the_guard_go_and_puts_the_socket_back)
 	ino_t real = inode_of(docker_path);
 	char err[512];
 	json_decref(freeze(err, sizeof err));
-	json_t *doc = agent_engine_thaw(&cfg, err, sizeof err);
+	json_t *doc = engine_thaw(&cfg, err, sizeof err);
 	CHECK_STR(json_string_value(json_object_get(doc, "action")), "thawed");
 	json_decref(doc);
 	guard_join();
@@ -620,7 +689,7 @@ TEST(two_hundred_freeze_thaw_cycles_under_a_client_loop_lose_no_request)
 		froze +=
 		    doc && strcmp(json_string_value(json_object_get(doc, "action")), "froze") == 0;
 		json_decref(doc);
-		json_decref(agent_engine_thaw(&cfg, err, sizeof err));
+		json_decref(engine_thaw(&cfg, err, sizeof err));
 		guard_join();
 	}
 	loop_stop = true;
@@ -656,6 +725,7 @@ int main(void)
 	RUN(freeze_waits_for_frozen_1_and_thaw_undoes_it);
 	RUN(a_freeze_that_never_completes_times_out_and_thaws);
 	RUN(a_freeze_left_by_a_killed_agent_is_undone_at_start);
+	RUN(the_engine_prints_each_state_and_refusal);
 	engine_set_guard_hooks(&thread_hooks);
 	RUN(a_client_on_docker_sock_while_frozen_thaws_the_engine_and_is_answered);
 	RUN(a_thaw_from_the_api_lets_the_guard_go_and_puts_the_socket_back);

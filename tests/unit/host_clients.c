@@ -92,61 +92,11 @@ TEST(agent_socket_problems)
 	CHECK(agent_socket_path_max() == 107 || agent_socket_path_max() == 103);
 }
 
-/* A fake QEMU: greeting, then answers by command name, with events in between. */
-static pid_t fake_qemu(const char *path, bool has_balloon)
-{
-	int lfd = t_listen_unix(path);
-	pid_t pid = fork();
-	if (pid != 0) {
-		close(lfd);
-		return pid;
-	}
-	int c = accept(lfd, NULL, NULL);
-	FILE *in = fdopen(c, "r");
-	const char greeting[] = "{\"QMP\": {\"version\": {\"qemu\": {\"micro\": 22, \"minor\": 2, "
-				"\"major\": 7}, \"package\": \"Debian\"}, \"capabilities\": "
-				"[\"oob\"]}}\r\n";
-	if (write(c, greeting, sizeof greeting - 1) < 0)
-		_exit(1);
-	long long actual = 2147483648LL;
-	char line[1024];
-	while (fgets(line, sizeof line, in)) {
-		char out[512];
-		if (strstr(line, "qmp_capabilities")) {
-			snprintf(out, sizeof out, "{\"return\": {}}\r\n");
-		} else if (!has_balloon) {
-			snprintf(
-			    out, sizeof out,
-			    "{\"error\": {\"class\": \"DeviceNotActive\", \"desc\": \"No balloon "
-			    "device has been activated\"}}\r\n");
-		} else if (strstr(line, "query-balloon")) {
-			/* An event first: the client must skip it. */
-			snprintf(
-			    out, sizeof out,
-			    "{\"timestamp\": {\"seconds\": 1, \"microseconds\": 2}, \"event\": "
-			    "\"BALLOON_CHANGE\", \"data\": {\"actual\": %lld}}\r\n{\"return\": "
-			    "{\"actual\": %lld}}\r\n",
-			    actual, actual);
-		} else if (strstr(line, "\"balloon\"")) {
-			const char *v = strstr(line, "\"value\":");
-			actual = v ? atoll(v + 8) : -1;
-			snprintf(out, sizeof out, "{\"return\": {}}\r\n");
-		} else {
-			snprintf(out, sizeof out,
-				 "{\"error\": {\"class\": \"CommandNotFound\", \"desc\": "
-				 "\"nope\"}}\r\n");
-		}
-		if (write(c, out, strlen(out)) < 0)
-			_exit(1);
-	}
-	_exit(0);
-}
-
 TEST(qmp_balloon_round_trip)
 {
 	char path[400];
 	snprintf(path, sizeof path, "%s/qmp.sock", t_root);
-	pid_t child = fake_qemu(path, true);
+	pid_t child = t_fake_qemu(path, true);
 	struct qmp q;
 	char cls[64];
 	CHECK_INT(qmp_open(&q, path, 3000, err, sizeof err), VMC_EXIT_OK);
@@ -169,7 +119,7 @@ TEST(qmp_without_balloon_device)
 {
 	char path[400];
 	snprintf(path, sizeof path, "%s/qmp2.sock", t_root);
-	pid_t child = fake_qemu(path, false);
+	pid_t child = t_fake_qemu(path, false);
 	struct qmp q;
 	char cls[64];
 	uint64_t actual;

@@ -415,6 +415,7 @@ static void fake_proc(pid_t pid, const char *name, uint64_t rss_kb)
 	t_write(text, "proc/%ld/smaps_rollup", (long)pid);
 	char exe[4300];
 	snprintf(exe, sizeof exe, "%s/proc/%ld/exe", t_root, (long)pid);
+	unlink(exe); /* made again for each suite that uses it */
 	CHECK(symlink(strcmp(name, "limactl") == 0 ? "/usr/local/bin/limactl"
 						   : "/usr/bin/qemu-system-x86_64",
 		      exe) == 0);
@@ -425,7 +426,8 @@ static void fake_proc(pid_t pid, const char *name, uint64_t rss_kb)
  * instance's own LIMA_HOME holds it alone, and both its pid files name pid 1, which is always
  * running, so no pid of this run (whose width would move the columns) reaches the output.
  */
-TEST(measurements_print_on_a_fake_proc)
+/* Instance "vm" on that fake /proc, alone in LIMA_HOME=ROOT/fixed, until fixed_vm_end. */
+static void fixed_vm_begin(void)
 {
 	fake_proc(1, "qemu-system-x86", 1048576);
 	t_write("MemTotal: 16777216 kB\nMemFree: 8388608 kB\nMemAvailable: 12582912 kB\n"
@@ -440,6 +442,19 @@ TEST(measurements_print_on_a_fake_proc)
 	snprintf(home, sizeof home, "%s/fixed", t_root);
 	setenv("LIMA_HOME", home, 1);
 	vmc_fs_set_root(t_root);
+}
+
+static void fixed_vm_end(void)
+{
+	char home[4200];
+	vmc_fs_set_root("");
+	snprintf(home, sizeof home, "%s/lima", t_root);
+	setenv("LIMA_HOME", home, 1);
+}
+
+TEST(measurements_print_on_a_fake_proc)
+{
+	fixed_vm_begin();
 	transcript_begin();
 	CHECK_INT(run(cmd_footprint, "footprint", "vm", NULL), VMC_EXIT_OK);
 	CHECK_INT(run(cmd_idle, "idle", "vm", "0.4", "0.2", NULL), VMC_EXIT_OK);
@@ -486,9 +501,92 @@ TEST(measurements_print_on_a_fake_proc)
 		waitpid(agent, NULL, 0);
 	}
 	transcript_check("vmcost-trim");
-	vmc_fs_set_root("");
-	snprintf(home, sizeof home, "%s/lima", t_root);
-	setenv("LIMA_HOME", home, 1);
+	fixed_vm_end();
+}
+
+/*
+ * balloon on a qemu instance: a fake QEMU on its qmp.sock (t_fake_qemu: the balloon at 2 GiB,
+ * moving at once), the agent for the guest's MemTotal, the fake /proc for the footprint. One QMP
+ * connection per run. Inflating to 1 GiB waits a second for the footprint to follow.
+ */
+TEST(balloon_on_qemu_over_qmp)
+{
+	fixed_vm_begin();
+	char qmp[4200];
+	snprintf(qmp, sizeof qmp, "%s/fixed/vm/qmp.sock", t_root);
+	const char *status = "{\"memory\": {\"total\": 2062548992, \"free\": 1610612736}}";
+	transcript_begin();
+	pid_t qemu = t_fake_qemu(qmp, true);
+	pid_t agent = agent_answers_in("fixed/vm", status, 1);
+	CHECK_INT(run(cmd_balloon, "balloon", "vm", NULL), VMC_EXIT_OK);
+	waitpid(qemu, NULL, 0);
+	waitpid(agent, NULL, 0);
+	qemu = t_fake_qemu(qmp, true);
+	agent = agent_answers_in("fixed/vm", status, 2);
+	CHECK_INT(run(cmd_balloon, "balloon", "vm", "1GiB", NULL), VMC_EXIT_OK);
+	waitpid(qemu, NULL, 0);
+	waitpid(agent, NULL, 0);
+	/* Lima's qemu driver adds no balloon device: vmcost says how to add one. */
+	qemu = t_fake_qemu(qmp, false);
+	CHECK_INT(run(cmd_balloon, "balloon", "vm", "1GiB", NULL), VMC_EXIT_UNSUPPORTED);
+	waitpid(qemu, NULL, 0);
+	transcript_check("vmcost-balloon-qemu");
+	unlink(qmp);
+	fixed_vm_end();
+}
+
+/*
+ * autostop NAME --status: what a running daemon answers on its status socket (a fake one,
+ * answering once with a document in the daemon's shape), and the errors when none answers.
+ */
+TEST(autostop_status_asks_the_daemon)
+{
+	fixed_vm_begin();
+	char sock[4200];
+	snprintf(sock, sizeof sock, "%s/fixed/vm/sock", t_root);
+	mkdir(sock, 0755);
+	snprintf(sock, sizeof sock, "%s/fixed/vm/sock/autostop-status.sock", t_root);
+	static const char *const docs[] = {
+	    /* running, idle for a while, one start and one stop behind it */
+	    "{\"instance\": \"vm\", \"pid\": 4242, \"listen\": "
+	    "\"/home/me/.lima/vm/sock/docker-autostop.sock\", \"upstream\": "
+	    "\"/home/me/.lima/vm/sock/docker.sock\", \"state\": \"running\", \"state_for_s\": "
+	    "754.2, \"clients\": 1, \"clients_working\": 0, \"clients_polling\": 1, "
+	    "\"idle_period_s\": 900, \"idle_for_s\": 312.5, \"containers_running\": 0, "
+	    "\"last_start_s\": 21.4, \"last_stop_ram_freed\": 1932735283, \"starts\": 1, "
+	    "\"stops\": 1, \"last_decision\": \"idle 312 s of 900 s\", \"version\": \"1.0\"}",
+	    /* busy: clients at work, a container running, nothing started or stopped yet */
+	    "{\"instance\": \"vm\", \"pid\": 4242, \"listen\": "
+	    "\"/home/me/.lima/vm/sock/docker-autostop.sock\", \"state\": \"running\", "
+	    "\"state_for_s\": 65, \"clients\": 3, \"clients_working\": 2, \"idle_period_s\": 900, "
+	    "\"idle_for_s\": 0, \"containers_running\": 2, \"last_start_s\": null, "
+	    "\"last_stop_ram_freed\": null, \"last_decision\": \"2 clients at work\"}",
+	    /* stopped by autostop */
+	    "{\"instance\": \"vm\", \"pid\": 4242, \"listen\": "
+	    "\"/home/me/.lima/vm/sock/docker-autostop.sock\", \"state\": \"stopped by autostop\", "
+	    "\"state_for_s\": 7260, \"clients\": 0, \"clients_working\": 0, \"idle_period_s\": "
+	    "900, \"idle_for_s\": 0, \"containers_running\": 0, \"last_start_s\": 19.8, "
+	    "\"last_stop_ram_freed\": 1932735283, \"last_decision\": \"stopped: idle 900 s\"}",
+	    /* not a status document */
+	    "HTTP/1.1 200 OK\r\n\r\n",
+	};
+	transcript_begin();
+	/* No daemon: no socket at all. */
+	CHECK_INT(run(cmd_autostop, "autostop", "vm", "--status", NULL), VMC_EXIT_FAILURE);
+	for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
+		pid_t daemon = t_fake_peer(sock, docs[i], 1, true);
+		CHECK_INT(run(cmd_autostop, "autostop", "vm", "--status", NULL),
+			  i + 1 < sizeof docs / sizeof docs[0] ? VMC_EXIT_OK : VMC_EXIT_FAILURE);
+		int st;
+		CHECK(waitpid(daemon, &st, 0) == daemon && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	CHECK_CONTAINS(t_err, "the answer is not a status document");
+	/* The daemon gone, its socket file left behind: stale. */
+	CHECK_INT(run(cmd_autostop, "autostop", "vm", "--status", NULL), VMC_EXIT_FAILURE);
+	CHECK_CONTAINS(t_err, "is stale");
+	transcript_check("vmcost-autostop-status");
+	unlink(sock);
+	fixed_vm_end();
 }
 
 /* Runs fn as user nobody in a child (we are root in CI); its exit status, -1 if not possible. */
@@ -572,6 +670,8 @@ int main(void)
 	RUN(balloon_says_why_on_vz_and_krunkit);
 	RUN(measurements_of_a_live_process);
 	RUN(measurements_print_on_a_fake_proc);
+	RUN(balloon_on_qemu_over_qmp);
+	RUN(autostop_status_asks_the_daemon);
 	RUN(another_users_vm_is_7);
 	t_kill(vm_child);
 	t_cleanup();

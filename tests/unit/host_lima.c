@@ -47,7 +47,7 @@ TEST(limactl_json_every_key_variant)
 	size_t n;
 	char all[4096];
 	snprintf(all, sizeof all, "%s%s%s", line_vz_running, line_qemu_stopped, line_krunkit_30);
-	CHECK_INT(lima_parse_list_json(all, strlen(all), NULL, &list, &n, err, sizeof err),
+	CHECK_INT(limactl_parse_list_json(all, strlen(all), NULL, &list, &n, err, sizeof err),
 		  VMC_EXIT_OK);
 	CHECK_INT(n, 3);
 	if (n != 3)
@@ -79,13 +79,13 @@ TEST(limactl_json_every_key_variant)
 	free(list);
 
 	/* Only the named one. */
-	CHECK_INT(lima_parse_list_json(all, strlen(all), "k", &list, &n, err, sizeof err),
+	CHECK_INT(limactl_parse_list_json(all, strlen(all), "k", &list, &n, err, sizeof err),
 		  VMC_EXIT_OK);
 	CHECK_INT(n, 1);
 	if (n == 1)
 		CHECK_STR(list[0].name, "k");
 	free(list);
-	CHECK_INT(lima_parse_list_json(all, strlen(all), "nope", &list, &n, err, sizeof err),
+	CHECK_INT(limactl_parse_list_json(all, strlen(all), "nope", &list, &n, err, sizeof err),
 		  VMC_EXIT_OK);
 	CHECK_INT(n, 0);
 	free(list);
@@ -102,7 +102,7 @@ TEST(limactl_json_statuses_and_defaults)
 	    "{\"name\":\"e\",\"status\":\"SomethingNew\",\"HostOS\":\"linux\",\"future\":[1,2]}\n";
 	struct lima_instance *l;
 	size_t n;
-	CHECK_INT(lima_parse_list_json(text, strlen(text), NULL, &l, &n, err, sizeof err),
+	CHECK_INT(limactl_parse_list_json(text, strlen(text), NULL, &l, &n, err, sizeof err),
 		  VMC_EXIT_OK);
 	CHECK_INT(n, 5);
 	if (n != 5)
@@ -133,7 +133,7 @@ TEST(limactl_json_pretty_form)
 				   "    \"driverPID\": 8\n}\n{\n    \"name\": \"x\"\n}\n";
 	struct lima_instance *l;
 	size_t n;
-	CHECK_INT(lima_parse_list_json(text, strlen(text), NULL, &l, &n, err, sizeof err),
+	CHECK_INT(limactl_parse_list_json(text, strlen(text), NULL, &l, &n, err, sizeof err),
 		  VMC_EXIT_OK);
 	CHECK_INT(n, 2);
 	if (n == 2) {
@@ -141,9 +141,9 @@ TEST(limactl_json_pretty_form)
 		CHECK_STR(l[1].name, "x");
 	}
 	free(l);
-	CHECK_INT(lima_parse_list_json("", 0, NULL, &l, &n, err, sizeof err), VMC_EXIT_OK);
+	CHECK_INT(limactl_parse_list_json("", 0, NULL, &l, &n, err, sizeof err), VMC_EXIT_OK);
 	CHECK_INT(n, 0);
-	CHECK_INT(lima_parse_list_json("\n  \n", 4, NULL, &l, &n, err, sizeof err), VMC_EXIT_OK);
+	CHECK_INT(limactl_parse_list_json("\n  \n", 4, NULL, &l, &n, err, sizeof err), VMC_EXIT_OK);
 	CHECK_INT(n, 0);
 }
 
@@ -168,15 +168,15 @@ TEST(limactl_json_malformed)
 		size_t n = 9;
 		err[0] = '\0';
 		int rc =
-		    lima_parse_list_json(bad[i], strlen(bad[i]), NULL, &l, &n, err, sizeof err);
+		    limactl_parse_list_json(bad[i], strlen(bad[i]), NULL, &l, &n, err, sizeof err);
 		CHECK_INT(rc, VMC_EXIT_MALFORMED);
 		CHECK(l == NULL && n == 0);
 		CHECK_CONTAINS(err, "limactl list --json: line ");
 	}
 	struct lima_instance *l;
 	size_t n;
-	lima_parse_list_json("{\"name\":\"a\"}\n{\"name\":\"b\",\"memory\":\"x\"}\n", 42, NULL, &l,
-			     &n, err, sizeof err);
+	limactl_parse_list_json("{\"name\":\"a\"}\n{\"name\":\"b\",\"memory\":\"x\"}\n", 42, NULL,
+				&l, &n, err, sizeof err);
 	CHECK_CONTAINS(err, "line 2");
 	CHECK_CONTAINS(err, "\"memory\"");
 }

@@ -56,8 +56,8 @@ static int write_file(const char *path, const char *text, mode_t mode)
 TEST(pgbench_summary_8_clients)
 {
 	char *out = slurp(FIX "/pgbench-15-c8.out");
-	struct pg_run run = {0};
-	CHECK_INT(pgbench_parse(out, &run), 0);
+	struct workload_pg_run run = {0};
+	CHECK_INT(workload_pgbench_parse(out, &run), 0);
 	CHECK_DBL(run.tps, 313.340186, 1e-6);
 	CHECK(run.has_latency);
 	CHECK_DBL(run.latency_ms, 25.060, 1e-9);
@@ -68,8 +68,8 @@ TEST(pgbench_summary_8_clients)
 TEST(pgbench_summary_1_client)
 {
 	char *out = slurp(FIX "/pgbench-15-c1.out");
-	struct pg_run run = {0};
-	CHECK_INT(pgbench_parse(out, &run), 0);
+	struct workload_pg_run run = {0};
+	CHECK_INT(workload_pgbench_parse(out, &run), 0);
 	CHECK_DBL(run.tps, 216.516107, 1e-6);
 	CHECK_DBL(run.latency_ms, 4.619, 1e-9);
 	CHECK_U64(run.transactions, 638);
@@ -79,11 +79,11 @@ TEST(pgbench_summary_1_client)
 TEST(pgbench_init_output_has_no_tps)
 {
 	char *out = slurp(FIX "/pgbench-15-init.out");
-	struct pg_run run = {0};
-	CHECK_INT(pgbench_parse(out, &run), -1);
-	CHECK_INT(pgbench_parse(NULL, &run), -1);
+	struct workload_pg_run run = {0};
+	CHECK_INT(workload_pgbench_parse(out, &run), -1);
+	CHECK_INT(workload_pgbench_parse(NULL, &run), -1);
 	/* "tps =" only counts at a line start, not inside a progress line. */
-	CHECK_INT(pgbench_parse("progress: 5.0 s, 812.4 tps = nothing\n", &run), -1);
+	CHECK_INT(workload_pgbench_parse("progress: 5.0 s, 812.4 tps = nothing\n", &run), -1);
 	free(out);
 }
 
@@ -91,7 +91,7 @@ TEST(pgbench_init_output_has_no_tps)
 
 TEST(fill_parse)
 {
-	struct fill_result r = {0};
+	struct workload_fill_result r = {0};
 	CHECK_INT(workload_fill_parse("noise\nvmcost-fill tmpfs_mib=1024 cache_mib=1024\n", &r), 0);
 	CHECK_U64(r.tmpfs_bytes, 1024ull << 20);
 	CHECK_U64(r.cache_bytes, 1024ull << 20);
@@ -114,7 +114,7 @@ TEST(fill_script_runs_and_cleans_up)
 	CHECK_INT(system(cmd), 0);
 	snprintf(cmd, sizeof cmd, "%s/out", root);
 	char *out = slurp(cmd);
-	struct fill_result r = {0};
+	struct workload_fill_result r = {0};
 	CHECK_INT(workload_fill_parse(out, &r), 0);
 	CHECK_U64(r.tmpfs_bytes, 3ull << 20);
 	free(out);

@@ -60,16 +60,16 @@ static struct preflight_request pgbench_request(void)
 }
 
 /* One guest directory: on a mount of fstype, with avail free, writable, nothing in it. */
-static struct guest_dir dir(const char *path, const char *at, const char *source,
-			    const char *target, const char *fstype, uint64_t avail)
+static struct preflight_guest_dir dir(const char *path, const char *at, const char *source,
+				      const char *target, const char *fstype, uint64_t avail)
 {
-	struct guest_dir d = {.exists = strcmp(path, at) == 0,
-			      .is_dir = true,
-			      .writable = true,
-			      .has_space = true,
-			      .available = avail,
-			      .size = avail * 2,
-			      .has_mount = true};
+	struct preflight_guest_dir d = {.exists = strcmp(path, at) == 0,
+					.is_dir = true,
+					.writable = true,
+					.has_space = true,
+					.available = avail,
+					.size = avail * 2,
+					.has_mount = true};
 	snprintf(d.path, sizeof d.path, "%s", path);
 	snprintf(d.at, sizeof d.at, "%s", at);
 	snprintf(d.mount.source, sizeof d.mount.source, "%s", source);
@@ -79,8 +79,8 @@ static struct guest_dir dir(const char *path, const char *at, const char *source
 }
 
 /* The lab's tiny guest: root in RAM (rootfs), /dev/shm a 1.45 GiB tmpfs, a 4 GiB ext4 disk. */
-static struct guest_dir lab_dirs[4];
-static struct guest_facts lab_guest(void)
+static struct preflight_guest_dir lab_dirs[4];
+static struct preflight_guest_facts lab_guest(void)
 {
 	lab_dirs[0] = dir("/dev/shm", "/dev/shm", "shm", "/dev/shm", "tmpfs", 1520268 * 1024ull);
 	lab_dirs[1] = dir("/var/tmp/vmcost-fill", "/", "rootfs", "/", "rootfs", 980 * MIB);
@@ -88,7 +88,7 @@ static struct guest_facts lab_guest(void)
 	lab_dirs[3] = dir("/mnt/scratch/vmcost-fill", "/mnt/scratch", "/dev/vda", "/mnt/scratch",
 			  "ext4", 3730 * MIB);
 	lab_dirs[3].from_mount = true;
-	return (struct guest_facts){.ok = true, .dirs = lab_dirs, .n = 4};
+	return (struct preflight_guest_facts){.ok = true, .dirs = lab_dirs, .n = 4};
 }
 
 static bool contains(const char *s, const char *part)
@@ -104,23 +104,23 @@ TEST(filesystems_by_backing)
 	const char *disk[] = {"ext4", "xfs", "btrfs", "f2fs"};
 	for (size_t i = 0; i < 4; i++) {
 		snprintf(m.fstype, sizeof m.fstype, "%s", disk[i]);
-		CHECK_INT(preflight_fs_backing(&m), FS_DISK);
+		CHECK_INT(preflight_fs_backing(&m), PREFLIGHT_FS_DISK);
 	}
 	const char *ram[] = {"tmpfs", "ramfs", "rootfs", "devtmpfs"};
 	for (size_t i = 0; i < 4; i++) {
 		snprintf(m.fstype, sizeof m.fstype, "%s", ram[i]);
-		CHECK_INT(preflight_fs_backing(&m), FS_RAM);
+		CHECK_INT(preflight_fs_backing(&m), PREFLIGHT_FS_RAM);
 	}
 	const char *shared[] = {"virtiofs", "9p", "fuse.sshfs", "nfs4"};
 	for (size_t i = 0; i < 4; i++) {
 		snprintf(m.fstype, sizeof m.fstype, "%s", shared[i]);
-		CHECK_INT(preflight_fs_backing(&m), FS_HOST_SHARED);
+		CHECK_INT(preflight_fs_backing(&m), PREFLIGHT_FS_HOST_SHARED);
 	}
 	/* ext4 on a compressed RAM disk is still RAM. */
 	struct vmc_mount z = {.source = "/dev/zram0", .fstype = "ext4"};
-	CHECK_INT(preflight_fs_backing(&z), FS_RAM);
+	CHECK_INT(preflight_fs_backing(&z), PREFLIGHT_FS_RAM);
 	struct vmc_mount o = {.source = "overlay", .fstype = "overlay"};
-	CHECK_INT(preflight_fs_backing(&o), FS_OTHER);
+	CHECK_INT(preflight_fs_backing(&o), PREFLIGHT_FS_OTHER);
 }
 
 TEST(fill_bytes_match_the_script)
@@ -143,7 +143,7 @@ TEST(probe_output_from_the_lab_guest_parses)
 {
 	char *out = slurp(FIX "/preflight-probe-lab.out");
 	CHECK(out != NULL);
-	struct guest_facts g = {0};
+	struct preflight_guest_facts g = {0};
 	CHECK_INT(preflight_parse_probe(out, &g), 0);
 	CHECK_INT(g.n, 4);
 	CHECK_TEXT(g.dirs[0].path, "/dev/shm");
@@ -164,10 +164,10 @@ TEST(probe_output_from_the_lab_guest_parses)
 	uint64_t size;
 	char chosen[PATH_MAX];
 	preflight_check_tmpfs(&req, &g, &size, &v);
-	CHECK_INT(v.status, PF_PASS);
+	CHECK_INT(v.status, PREFLIGHT_PASS);
 	CHECK_U64(size, GIB);
 	preflight_check_fill_dir(&req, &g, size, chosen, sizeof chosen, &v);
-	CHECK_INT(v.status, PF_PASS);
+	CHECK_INT(v.status, PREFLIGHT_PASS);
 	CHECK_TEXT(chosen, "/mnt/scratch/vmcost-fill");
 	preflight_guest_facts_free(&g);
 	free(out);
@@ -178,7 +178,7 @@ TEST(probe_output_from_the_docker_guest_keeps_the_default)
 {
 	char *out = slurp(FIX "/preflight-probe-lab-docker.out");
 	CHECK(out != NULL);
-	struct guest_facts g = {0};
+	struct preflight_guest_facts g = {0};
 	CHECK_INT(preflight_parse_probe(out, &g), 0);
 	CHECK_TEXT(g.dirs[1].at, "/var/tmp");
 	CHECK_TEXT(g.dirs[1].mount.fstype, "ext4");
@@ -187,7 +187,7 @@ TEST(probe_output_from_the_docker_guest_keeps_the_default)
 	struct preflight_verdict v;
 	char chosen[PATH_MAX];
 	preflight_check_fill_dir(&req, &g, GIB, chosen, sizeof chosen, &v);
-	CHECK_INT(v.status, PF_PASS);
+	CHECK_INT(v.status, PREFLIGHT_PASS);
 	CHECK_TEXT(chosen, "/var/tmp/vmcost-fill");
 	preflight_guest_facts_free(&g);
 	free(out);
@@ -195,7 +195,7 @@ TEST(probe_output_from_the_docker_guest_keeps_the_default)
 
 TEST(probe_output_that_is_not_the_probe)
 {
-	struct guest_facts g = {0};
+	struct preflight_guest_facts g = {0};
 	CHECK_INT(preflight_parse_probe("", &g), -1);
 	CHECK_INT(preflight_parse_probe(NULL, &g), -1);
 	/* Cut short: no mounts section. */
@@ -247,7 +247,7 @@ TEST(probe_script_runs_here_and_creates_nothing)
 	CHECK_INT(system(cmd), 0);
 	snprintf(path, sizeof path, "%s/out", root);
 	char *out = slurp(path);
-	struct guest_facts g = {0};
+	struct preflight_guest_facts g = {0};
 	CHECK_INT(preflight_parse_probe(out, &g), 0);
 	CHECK(g.n >= 3);
 	/* new/a/b does not exist: its nearest existing parent is the temp dir. */
@@ -275,11 +275,11 @@ TEST(probe_script_runs_here_and_creates_nothing)
 TEST(tmpfs_passes_and_default_size_is_half_the_vm)
 {
 	struct preflight_request req = fill_request();
-	struct guest_facts g = lab_guest();
+	struct preflight_guest_facts g = lab_guest();
 	struct preflight_verdict v;
 	uint64_t size = 0;
 	preflight_check_tmpfs(&req, &g, &size, &v);
-	CHECK_INT(v.status, PF_PASS);
+	CHECK_INT(v.status, PREFLIGHT_PASS);
 	CHECK_U64(size, GIB);
 	CHECK(contains(v.message, "/dev/shm: tmpfs"));
 }
@@ -288,13 +288,13 @@ TEST(tmpfs_that_is_not_a_tmpfs)
 {
 	struct preflight_request req = fill_request();
 	req.tmpfs_dir = "/var/tmp/vmcost-fill"; /* rootfs in the lab */
-	struct guest_facts g = lab_guest();
+	struct preflight_guest_facts g = lab_guest();
 	lab_dirs[1].exists = true;
 	snprintf(lab_dirs[1].at, sizeof lab_dirs[1].at, "/var/tmp/vmcost-fill");
 	struct preflight_verdict v;
 	uint64_t size;
 	preflight_check_tmpfs(&req, &g, &size, &v);
-	CHECK_INT(v.status, PF_FAIL);
+	CHECK_INT(v.status, PREFLIGHT_FAIL);
 	CHECK_INT(v.exit_code, VMC_EXIT_USAGE);
 	CHECK(contains(v.message, "not a tmpfs"));
 	CHECK(contains(v.message, "--tmpfs DIR"));
@@ -308,33 +308,33 @@ TEST(tmpfs_that_is_not_a_tmpfs)
 TEST(tmpfs_too_small_for_size)
 {
 	struct preflight_request req = fill_request();
-	struct guest_facts g = lab_guest();
+	struct preflight_guest_facts g = lab_guest();
 	lab_dirs[0].available = 512 * MIB;
 	struct preflight_verdict v;
 	uint64_t size;
 	/* The default is lowered to what fits next to the seed... */
 	preflight_check_tmpfs(&req, &g, &size, &v);
-	CHECK_INT(v.status, PF_PASS);
+	CHECK_INT(v.status, PREFLIGHT_PASS);
 	CHECK_U64(size, 448 * MIB);
 	CHECK(contains(v.message, "SIZE lowered to 448 MiB"));
 	/* ...but an asked-for SIZE is not changed behind the user's back. */
 	req.size = GIB;
 	preflight_check_tmpfs(&req, &g, &size, &v);
-	CHECK_INT(v.status, PF_FAIL);
+	CHECK_INT(v.status, PREFLIGHT_FAIL);
 	CHECK_INT(v.exit_code, VMC_EXIT_USAGE);
 	CHECK(contains(v.message, "use --size 448 MiB or less"));
 	/* Nothing fits at all. */
 	req.size = 0;
 	lab_dirs[0].available = 100 * MIB;
 	preflight_check_tmpfs(&req, &g, &size, &v);
-	CHECK_INT(v.status, PF_FAIL);
+	CHECK_INT(v.status, PREFLIGHT_FAIL);
 }
 
 TEST(tmpfs_size_beyond_three_quarters_of_the_vm)
 {
 	struct preflight_request req = fill_request();
 	req.size = 1900 * MIB;
-	struct guest_facts g = {.ok = false, .exit_code = 1, .error = "no guest"};
+	struct preflight_guest_facts g = {.ok = false, .exit_code = 1, .error = "no guest"};
 	struct preflight_verdict v;
 	uint64_t size;
 	/* Judged before the guest is needed: a usage error even when the guest did not answer. */
@@ -346,14 +346,14 @@ TEST(tmpfs_size_beyond_three_quarters_of_the_vm)
 TEST(tmpfs_not_writable_and_guest_silent)
 {
 	struct preflight_request req = fill_request();
-	struct guest_facts g = lab_guest();
+	struct preflight_guest_facts g = lab_guest();
 	lab_dirs[0].writable = false;
 	struct preflight_verdict v;
 	uint64_t size;
 	preflight_check_tmpfs(&req, &g, &size, &v);
 	CHECK_INT(v.exit_code, VMC_EXIT_PERMISSION);
-	struct guest_facts silent = {.exit_code = VMC_EXIT_FAILURE,
-				     .error = "limactl shell dev failed (exit 255): ssh"};
+	struct preflight_guest_facts silent = {.exit_code = VMC_EXIT_FAILURE,
+					       .error = "limactl shell dev failed (exit 255): ssh"};
 	preflight_check_tmpfs(&req, &silent, &size, &v);
 	CHECK_INT(v.exit_code, VMC_EXIT_FAILURE);
 	CHECK(contains(v.message, "limactl shell dev failed"));
@@ -369,11 +369,11 @@ TEST(fill_dir_given_on_ram_is_refused_naming_it_and_the_option)
 {
 	struct preflight_request req = fill_request();
 	req.fill_dir = "/var/tmp/vmcost-fill";
-	struct guest_facts g = lab_guest();
+	struct preflight_guest_facts g = lab_guest();
 	struct preflight_verdict v;
 	char chosen[PATH_MAX];
 	preflight_check_fill_dir(&req, &g, GIB, chosen, sizeof chosen, &v);
-	CHECK_INT(v.status, PF_FAIL);
+	CHECK_INT(v.status, PREFLIGHT_FAIL);
 	CHECK_INT(v.exit_code, VMC_EXIT_USAGE);
 	CHECK(contains(v.message, "--fill-dir /var/tmp/vmcost-fill"));
 	CHECK(contains(v.message, "rootfs"));
@@ -384,11 +384,11 @@ TEST(fill_dir_given_on_ram_is_refused_naming_it_and_the_option)
 TEST(fill_dir_default_picks_a_disk)
 {
 	struct preflight_request req = fill_request();
-	struct guest_facts g = lab_guest();
+	struct preflight_guest_facts g = lab_guest();
 	struct preflight_verdict v;
 	char chosen[PATH_MAX];
 	preflight_check_fill_dir(&req, &g, GIB, chosen, sizeof chosen, &v);
-	CHECK_INT(v.status, PF_PASS);
+	CHECK_INT(v.status, PREFLIGHT_PASS);
 	CHECK_TEXT(chosen, "/mnt/scratch/vmcost-fill");
 	CHECK(contains(v.message, "ext4 on /dev/vda"));
 	CHECK(contains(v.message, "the default /var/tmp/vmcost-fill cannot"));
@@ -399,7 +399,7 @@ TEST(fill_dir_default_picks_a_disk)
 	/* The default itself, when it is on a disk, is kept. */
 	lab_dirs[1] = dir("/var/tmp/vmcost-fill", "/var/tmp", "/dev/vda1", "/", "ext4", 8 * GIB);
 	preflight_check_fill_dir(&req, &g, GIB, chosen, sizeof chosen, &v);
-	CHECK_INT(v.status, PF_PASS);
+	CHECK_INT(v.status, PREFLIGHT_PASS);
 	CHECK_TEXT(chosen, "/var/tmp/vmcost-fill");
 	CHECK(!contains(v.message, "picked"));
 }
@@ -407,12 +407,12 @@ TEST(fill_dir_default_picks_a_disk)
 TEST(fill_dir_default_with_nothing_to_pick)
 {
 	struct preflight_request req = fill_request();
-	struct guest_facts g = lab_guest();
+	struct preflight_guest_facts g = lab_guest();
 	g.n = 3; /* no scratch disk */
 	struct preflight_verdict v;
 	char chosen[PATH_MAX];
 	preflight_check_fill_dir(&req, &g, GIB, chosen, sizeof chosen, &v);
-	CHECK_INT(v.status, PF_FAIL);
+	CHECK_INT(v.status, PREFLIGHT_FAIL);
 	CHECK_INT(v.exit_code, VMC_EXIT_USAGE);
 	CHECK(contains(v.message, "/var/tmp/vmcost-fill"));
 	CHECK(contains(v.message, "--fill-dir"));
@@ -422,14 +422,14 @@ TEST(fill_dir_default_with_nothing_to_pick)
 	    dir("/var/lib/vmcost-fill", "/var/lib", "/dev/vdb", "/var/lib", "ext4", 8 * GIB);
 	lab_dirs[2].from_mount = true;
 	preflight_check_fill_dir(&req, &g, GIB, chosen, sizeof chosen, &v);
-	CHECK_INT(v.status, PF_FAIL);
+	CHECK_INT(v.status, PREFLIGHT_FAIL);
 }
 
 TEST(fill_dir_given_reasons)
 {
 	struct preflight_request req = fill_request();
 	req.fill_dir = "/mnt/scratch";
-	struct guest_facts g = lab_guest();
+	struct preflight_guest_facts g = lab_guest();
 	lab_dirs[3] =
 	    dir("/mnt/scratch", "/mnt/scratch", "/dev/vda", "/mnt/scratch", "ext4", 3 * GIB);
 	struct preflight_verdict v;
@@ -459,7 +459,7 @@ TEST(fill_dir_given_reasons)
 	CHECK(contains(v.message, "a file, not a directory"));
 	lab_dirs[3].is_dir = true;
 	preflight_check_fill_dir(&req, &g, GIB, chosen, sizeof chosen, &v);
-	CHECK_INT(v.status, PF_PASS);
+	CHECK_INT(v.status, PREFLIGHT_PASS);
 	CHECK_TEXT(chosen, "/mnt/scratch");
 	req.fill_dir = "scratch";
 	preflight_check_fill_dir(&req, &g, GIB, chosen, sizeof chosen, &v);
@@ -472,10 +472,11 @@ TEST(fill_dir_given_reasons)
 TEST(pgbench_docker_and_image)
 {
 	struct preflight_request req = pgbench_request();
-	struct docker_facts d = {.socket_exists = true, .version = "29.1.3", .present = true};
+	struct preflight_docker_facts d = {
+	    .socket_exists = true, .version = "29.1.3", .present = true};
 	struct preflight_verdict v;
 	preflight_check_pgbench(&req, &d, &v);
-	CHECK_INT(v.status, PF_PASS);
+	CHECK_INT(v.status, PREFLIGHT_PASS);
 	CHECK(contains(v.message, "postgres:17-alpine is present"));
 	d.socket_exists = false;
 	preflight_check_pgbench(&req, &d, &v);
@@ -505,18 +506,18 @@ TEST(pgbench_docker_and_image)
 	CHECK(contains(v.message, "docker load"));
 	d.registry_rc = VMC_EXIT_OK;
 	preflight_check_pgbench(&req, &d, &v);
-	CHECK_INT(v.status, PF_PASS);
+	CHECK_INT(v.status, PREFLIGHT_PASS);
 	CHECK(contains(v.message, "will be pulled"));
 	req.fill = true;
 	preflight_check_pgbench(&req, NULL, &v);
-	CHECK_INT(v.status, PF_SKIP);
+	CHECK_INT(v.status, PREFLIGHT_SKIP);
 }
 
 /* ---- host memory ---------------------------------------------------------------------------- */
 
-static struct host_memory_facts linux_host(uint64_t available)
+static struct preflight_host_memory_facts linux_host(uint64_t available)
 {
-	return (struct host_memory_facts){
+	return (struct preflight_host_memory_facts){
 	    .has_memory = true,
 	    .hm = {.total = 24 * GIB, .free = available, .available = available},
 	    .page_size = 4096,
@@ -526,11 +527,11 @@ static struct host_memory_facts linux_host(uint64_t available)
 TEST(host_memory_default_and_asked_pressure)
 {
 	struct preflight_request req = fill_request();
-	struct host_memory_facts h = linux_host(20 * GIB);
+	struct preflight_host_memory_facts h = linux_host(20 * GIB);
 	struct preflight_verdict v;
 	uint64_t p;
 	preflight_check_host_memory(&req, &h, &p, &v);
-	CHECK_INT(v.status, PF_PASS);
+	CHECK_INT(v.status, PREFLIGHT_PASS);
 	CHECK_U64(p, 20 * GIB - GIB / 2); /* MemAvailable minus half the canary */
 	req.pressure_set = true;
 	req.pressure = 2 * GIB;
@@ -538,33 +539,33 @@ TEST(host_memory_default_and_asked_pressure)
 	CHECK_U64(p, 2 * GIB);
 	req.pressure = 20 * GIB; /* leaves less than the margin */
 	preflight_check_host_memory(&req, &h, &p, &v);
-	CHECK_INT(v.status, PF_FAIL);
+	CHECK_INT(v.status, PREFLIGHT_FAIL);
 	CHECK_INT(v.exit_code, VMC_EXIT_USAGE);
 	CHECK(contains(v.message, "--pressure 20.0 GiB does not fit"));
 	CHECK(contains(v.message, "at most 19.9 GiB"));
 	req.pressure_none = true;
 	preflight_check_host_memory(&req, &h, &p, &v);
-	CHECK_INT(v.status, PF_SKIP);
+	CHECK_INT(v.status, PREFLIGHT_SKIP);
 	CHECK_U64(p, 0);
 }
 
 TEST(host_memory_under_a_cgroup_limit)
 {
 	struct preflight_request req = fill_request();
-	struct host_memory_facts h = linux_host(20 * GIB);
+	struct preflight_host_memory_facts h = linux_host(20 * GIB);
 	h.limit = (struct platform_memory_limit){
 	    .limited = true, .limit = 2560 * MIB, .room = 2500 * MIB, .where = "/sys/fs/x"};
 	struct preflight_verdict v;
 	uint64_t p;
 	preflight_check_host_memory(&req, &h, &p, &v);
-	CHECK_INT(v.status, PF_PASS);
+	CHECK_INT(v.status, PREFLIGHT_PASS);
 	CHECK_U64(p, 2500 * MIB - GIB / 2);
 	CHECK(contains(v.message, "memory cgroup (/sys/fs/x) leaves 2.44 GiB"));
 	/* tests/lab/memtest.sh holds 2 GiB in a 2.5 GiB cgroup: it fits. */
 	req.pressure_set = true;
 	req.pressure = 2 * GIB;
 	preflight_check_host_memory(&req, &h, &p, &v);
-	CHECK_INT(v.status, PF_PASS);
+	CHECK_INT(v.status, PREFLIGHT_PASS);
 	req.pressure = 3 * GIB;
 	preflight_check_host_memory(&req, &h, &p, &v);
 	CHECK_INT(v.exit_code, VMC_EXIT_USAGE);
@@ -573,13 +574,13 @@ TEST(host_memory_under_a_cgroup_limit)
 	req.pressure_set = false;
 	h.limit.room = 100 * MIB;
 	preflight_check_host_memory(&req, &h, &p, &v);
-	CHECK_INT(v.status, PF_FAIL);
+	CHECK_INT(v.status, PREFLIGHT_FAIL);
 }
 
 TEST(host_memory_canary)
 {
 	struct preflight_request req = fill_request();
-	struct host_memory_facts h = linux_host(20 * GIB);
+	struct preflight_host_memory_facts h = linux_host(20 * GIB);
 	struct preflight_verdict v;
 	uint64_t p;
 	req.canary = 100;
@@ -602,7 +603,7 @@ TEST(host_memory_canary)
 TEST(host_memory_with_a_compressor)
 {
 	struct preflight_request req = fill_request();
-	struct host_memory_facts h = {
+	struct preflight_host_memory_facts h = {
 	    .has_memory = true,
 	    .hm = {.total = 16 * GIB, .available = 6 * GIB, .has_compressor = true},
 	    .page_size = 16384,
@@ -623,18 +624,18 @@ TEST(host_memory_with_a_compressor)
 TEST(stop_permission)
 {
 	struct preflight_request req = fill_request();
-	struct stop_facts s = {.limactl_found = true,
-			       .dir = "/home/u/.lima/dev",
-			       .euid = 501,
-			       .has_dir_owner = true,
-			       .dir_owner = 501,
-			       .dir_writable = true,
-			       .ha_pid = 10,
-			       .has_vm_owner = true,
-			       .vm_owner = 501};
+	struct preflight_stop_facts s = {.limactl_found = true,
+					 .dir = "/home/u/.lima/dev",
+					 .euid = 501,
+					 .has_dir_owner = true,
+					 .dir_owner = 501,
+					 .dir_writable = true,
+					 .ha_pid = 10,
+					 .has_vm_owner = true,
+					 .vm_owner = 501};
 	struct preflight_verdict v;
 	preflight_check_stop(&req, &s, &v);
-	CHECK_INT(v.status, PF_PASS);
+	CHECK_INT(v.status, PREFLIGHT_PASS);
 	s.limactl_found = false;
 	preflight_check_stop(&req, &s, &v);
 	CHECK_INT(v.exit_code, VMC_EXIT_FAILURE);
@@ -667,10 +668,10 @@ TEST(results_directory)
 {
 	struct preflight_request req = fill_request();
 	req.results_dir = "/srv/results/new";
-	struct results_facts r = {.is_dir = true, .at = "/srv/results"};
+	struct preflight_results_facts r = {.is_dir = true, .at = "/srv/results"};
 	struct preflight_verdict v;
 	preflight_check_results(&req, &r, &v);
-	CHECK_INT(v.status, PF_PASS);
+	CHECK_INT(v.status, PREFLIGHT_PASS);
 	CHECK(contains(v.message, "will be created"));
 	r.access_errno = EACCES;
 	preflight_check_results(&req, &r, &v);
@@ -682,7 +683,7 @@ TEST(results_directory)
 	CHECK_INT(v.exit_code, VMC_EXIT_USAGE);
 	r.none = true;
 	preflight_check_results(&req, &r, &v);
-	CHECK_INT(v.status, PF_SKIP);
+	CHECK_INT(v.status, PREFLIGHT_SKIP);
 }
 
 /* ---- the whole judgement -------------------------------------------------------------------- */
@@ -691,19 +692,19 @@ TEST(judge_exits_with_the_first_failure_and_lists_every_verdict)
 {
 	struct preflight_request req = fill_request();
 	req.fill_dir = "/var/tmp/vmcost-fill";
-	struct guest_facts g = lab_guest();
-	struct host_memory_facts h = linux_host(20 * GIB);
-	struct stop_facts s = {.limactl_found = false, .dir_writable = true};
-	struct results_facts r = {.is_dir = true, .exists = true, .at = "."};
+	struct preflight_guest_facts g = lab_guest();
+	struct preflight_host_memory_facts h = linux_host(20 * GIB);
+	struct preflight_stop_facts s = {.limactl_found = false, .dir_writable = true};
+	struct preflight_results_facts r = {.is_dir = true, .exists = true, .at = "."};
 	struct preflight pf;
 	preflight_judge(&req, &g, NULL, &h, &s, &r, &pf);
 	/* fill-dir (usage) comes before stop (limactl missing). */
 	CHECK_INT(pf.exit_code, VMC_EXIT_USAGE);
-	CHECK_INT(pf.verdicts[PF_FILL_DIR].status, PF_FAIL);
-	CHECK_INT(pf.verdicts[PF_STOP].status, PF_FAIL);
-	CHECK_INT(pf.verdicts[PF_PGBENCH].status, PF_SKIP);
+	CHECK_INT(pf.verdicts[PREFLIGHT_FILL_DIR].status, PREFLIGHT_FAIL);
+	CHECK_INT(pf.verdicts[PREFLIGHT_STOP].status, PREFLIGHT_FAIL);
+	CHECK_INT(pf.verdicts[PREFLIGHT_PGBENCH].status, PREFLIGHT_SKIP);
 	json_t *j = preflight_json(&pf);
-	CHECK_INT(json_array_size(j), PF_NCHECKS);
+	CHECK_INT(json_array_size(j), PREFLIGHT_NCHECKS);
 	json_t *first = json_array_get(j, 0);
 	CHECK_STR(json_string_value(json_object_get(first, "check")), "tmpfs");
 	CHECK_STR(json_string_value(json_object_get(first, "status")), "pass");
@@ -753,7 +754,7 @@ static int gather_and_judge(struct preflight *pf)
 	struct preflight_request req = fill_request();
 	req.pressure_none = true;
 	req.results_dir = "none";
-	return memtest_preflight(&req, &inst, getpid(), pf);
+	return preflight_run(&req, &inst, getpid(), pf);
 }
 
 TEST(gathering_through_limactl_shell)
@@ -772,17 +773,17 @@ TEST(gathering_through_limactl_shell)
 	fake_limactl(body);
 	CHECK_INT(gather_and_judge(&pf), VMC_EXIT_OK);
 	CHECK_TEXT(pf.fill_dir, "/mnt/scratch/vmcost-fill");
-	CHECK_INT(pf.verdicts[PF_STOP].status, PF_PASS);
-	CHECK_INT(pf.verdicts[PF_RESULTS].status, PF_SKIP);
+	CHECK_INT(pf.verdicts[PREFLIGHT_STOP].status, PREFLIGHT_PASS);
+	CHECK_INT(pf.verdicts[PREFLIGHT_RESULTS].status, PREFLIGHT_SKIP);
 	/* Something else answered: malformed, 8. */
 	fake_limactl("echo 'Welcome to the guest'");
 	CHECK_INT(gather_and_judge(&pf), VMC_EXIT_MALFORMED);
-	CHECK(contains(pf.verdicts[PF_TMPFS].message, "not the probe's"));
+	CHECK(contains(pf.verdicts[PREFLIGHT_TMPFS].message, "not the probe's"));
 	/* The shell failed: 1, with limactl's last line. */
 	fake_limactl("echo 'level=fatal msg=\"instance is stopped\"' >&2; exit 1");
 	CHECK_INT(gather_and_judge(&pf), VMC_EXIT_FAILURE);
-	CHECK(contains(pf.verdicts[PF_TMPFS].message, "limactl shell dev failed (exit 1)"));
-	CHECK(contains(pf.verdicts[PF_FILL_DIR].message, "instance is stopped"));
+	CHECK(contains(pf.verdicts[PREFLIGHT_TMPFS].message, "limactl shell dev failed (exit 1)"));
+	CHECK(contains(pf.verdicts[PREFLIGHT_FILL_DIR].message, "instance is stopped"));
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", fake_bin);
 	CHECK_INT(system(cmd), 0);

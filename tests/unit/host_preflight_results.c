@@ -53,7 +53,7 @@ static bool exists(const char *path)
 }
 
 /* The verdict the pure check gives on the gathered facts. */
-static struct preflight_verdict judged(const char *dir, const struct results_facts *r)
+static struct preflight_verdict judged(const char *dir, const struct preflight_results_facts *r)
 {
 	struct preflight_request req = {.name = "dev", .fill = true, .results_dir = dir};
 	struct preflight_verdict v;
@@ -66,7 +66,7 @@ TEST(an_existing_directory_is_written_and_left_as_it_was)
 	char dir[PATH_MAX + 8];
 	snprintf(dir, sizeof dir, "%s/here", top);
 	CHECK(mkdir(dir, 0755) == 0);
-	struct results_facts r;
+	struct preflight_results_facts r;
 	preflight_gather_results(dir, &r);
 	CHECK(r.exists);
 	CHECK(r.is_dir);
@@ -74,7 +74,7 @@ TEST(an_existing_directory_is_written_and_left_as_it_was)
 	CHECK_PATH(r.failed_at, "");
 	CHECK_INT(entries(dir), 0); /* the probe is gone */
 	struct preflight_verdict v = judged(dir, &r);
-	CHECK_INT(v.status, PF_PASS);
+	CHECK_INT(v.status, PREFLIGHT_PASS);
 	CHECK(contains(v.message, "is writable"));
 }
 
@@ -83,7 +83,7 @@ TEST(a_new_directory_is_made_tried_and_removed_again)
 	char dir[PATH_MAX + 32], first[PATH_MAX + 8];
 	snprintf(first, sizeof first, "%s/new", top);
 	snprintf(dir, sizeof dir, "%s/new/a/b/", top);
-	struct results_facts r;
+	struct preflight_results_facts r;
 	preflight_gather_results(dir, &r);
 	CHECK(!r.exists);
 	CHECK(r.is_dir);
@@ -92,7 +92,7 @@ TEST(a_new_directory_is_made_tried_and_removed_again)
 	CHECK(!exists(first)); /* every directory it made went again */
 	CHECK_INT(entries(top), 0);
 	struct preflight_verdict v = judged(dir, &r);
-	CHECK_INT(v.status, PF_PASS);
+	CHECK_INT(v.status, PREFLIGHT_PASS);
 	CHECK(contains(v.message, "will be created"));
 }
 
@@ -101,7 +101,7 @@ TEST(a_relative_directory_under_the_working_directory)
 	char cwd[PATH_MAX];
 	CHECK(getcwd(cwd, sizeof cwd) != NULL);
 	CHECK(chdir(top) == 0);
-	struct results_facts r;
+	struct preflight_results_facts r;
 	preflight_gather_results("results/run", &r);
 	CHECK_INT(r.access_errno, 0);
 	CHECK(!exists("results"));
@@ -118,7 +118,7 @@ TEST(what_exists_already_is_not_removed)
 	snprintf(kept, sizeof kept, "%s/kept", top);
 	snprintf(dir, sizeof dir, "%s/kept/new", top);
 	CHECK(mkdir(kept, 0755) == 0);
-	struct results_facts r;
+	struct preflight_results_facts r;
 	preflight_gather_results(dir, &r);
 	CHECK_INT(r.access_errno, 0);
 	CHECK(exists(kept));
@@ -134,7 +134,7 @@ TEST(a_file_in_the_way_is_not_a_directory)
 	CHECK(f != NULL);
 	if (f)
 		fclose(f);
-	struct results_facts r;
+	struct preflight_results_facts r;
 	preflight_gather_results(dir, &r);
 	CHECK(!r.is_dir);
 	CHECK_PATH(r.at, file);
@@ -149,14 +149,14 @@ TEST(proc_nope_is_refused_even_for_root)
 	struct stat st;
 	if (stat("/proc/self", &st) != 0)
 		SKIP("no /proc here");
-	struct results_facts r;
+	struct preflight_results_facts r;
 	preflight_gather_results("/proc/nope", &r);
 	CHECK(r.is_dir);
 	CHECK_PATH(r.at, "/proc");
 	CHECK(r.access_errno != 0);
 	CHECK_PATH(r.failed_at, "/proc/nope");
 	struct preflight_verdict v = judged("/proc/nope", &r);
-	CHECK_INT(v.status, PF_FAIL);
+	CHECK_INT(v.status, PREFLIGHT_FAIL);
 	CHECK(v.exit_code != VMC_EXIT_OK);
 	CHECK(contains(v.message, "--results /proc/nope is not writable (/proc/nope: "));
 	CHECK(contains(v.message, "pass --results DIR"));
@@ -171,7 +171,7 @@ TEST(a_read_only_directory)
 	snprintf(dir, sizeof dir, "%s/ro", top);
 	snprintf(sub, sizeof sub, "%s/ro/new", top);
 	CHECK(mkdir(dir, 0555) == 0);
-	struct results_facts r;
+	struct preflight_results_facts r;
 	preflight_gather_results(sub, &r);
 	if (geteuid() == 0) {
 		/* Root writes there anyway, and so would the results: the check must agree. */
@@ -187,10 +187,10 @@ TEST(a_read_only_directory)
 
 TEST(none_touches_nothing)
 {
-	struct results_facts r;
+	struct preflight_results_facts r;
 	preflight_gather_results("none", &r);
 	CHECK(r.none);
-	CHECK_INT(judged("none", &r).status, PF_SKIP);
+	CHECK_INT(judged("none", &r).status, PREFLIGHT_SKIP);
 }
 
 /* A run this host refuses by itself (here: /proc/nope) is judged without asking the guest. */
@@ -201,30 +201,31 @@ TEST(a_host_refusal_leaves_the_guest_unasked)
 					.pressure_none = true,
 					.size = 1ull << 30,
 					.results_dir = "/proc/nope"};
-	struct host_memory_facts h = {0};
-	struct stop_facts s = {.limactl_found = true, .dir_writable = true, .dir = "/l/dev"};
-	struct results_facts r = {.is_dir = true, .at = "/proc", .access_errno = ENOENT};
+	struct preflight_host_memory_facts h = {0};
+	struct preflight_stop_facts s = {
+	    .limactl_found = true, .dir_writable = true, .dir = "/l/dev"};
+	struct preflight_results_facts r = {.is_dir = true, .at = "/proc", .access_errno = ENOENT};
 	snprintf(r.failed_at, sizeof r.failed_at, "/proc/nope");
 	struct preflight pf;
 	preflight_judge_host_only(&req, &h, &s, &r, &pf);
 	CHECK_INT(pf.exit_code, VMC_EXIT_FAILURE);
-	CHECK_INT(pf.verdicts[PF_TMPFS].status, PF_SKIP);
-	CHECK(contains(pf.verdicts[PF_TMPFS].message, "so the guest was not asked"));
-	CHECK_INT(pf.verdicts[PF_FILL_DIR].status, PF_SKIP);
-	CHECK_INT(pf.verdicts[PF_PGBENCH].status, PF_SKIP);
-	CHECK(contains(pf.verdicts[PF_PGBENCH].message, "not used"));
-	CHECK_INT(pf.verdicts[PF_STOP].status, PF_PASS);
-	CHECK_INT(pf.verdicts[PF_RESULTS].status, PF_FAIL);
-	CHECK(contains(pf.verdicts[PF_RESULTS].message, "/proc/nope"));
+	CHECK_INT(pf.verdicts[PREFLIGHT_TMPFS].status, PREFLIGHT_SKIP);
+	CHECK(contains(pf.verdicts[PREFLIGHT_TMPFS].message, "so the guest was not asked"));
+	CHECK_INT(pf.verdicts[PREFLIGHT_FILL_DIR].status, PREFLIGHT_SKIP);
+	CHECK_INT(pf.verdicts[PREFLIGHT_PGBENCH].status, PREFLIGHT_SKIP);
+	CHECK(contains(pf.verdicts[PREFLIGHT_PGBENCH].message, "not used"));
+	CHECK_INT(pf.verdicts[PREFLIGHT_STOP].status, PREFLIGHT_PASS);
+	CHECK_INT(pf.verdicts[PREFLIGHT_RESULTS].status, PREFLIGHT_FAIL);
+	CHECK(contains(pf.verdicts[PREFLIGHT_RESULTS].message, "/proc/nope"));
 	/* The pgbench workload: Docker is the one not asked; the first failure decides. */
 	req.fill = false;
 	s.limactl_found = false;
 	preflight_judge_host_only(&req, &h, &s, &r, &pf);
-	CHECK_INT(pf.verdicts[PF_PGBENCH].status, PF_SKIP);
-	CHECK(contains(pf.verdicts[PF_PGBENCH].message, "so Docker was not asked"));
-	CHECK(contains(pf.verdicts[PF_TMPFS].message, "not used"));
-	CHECK_INT(pf.verdicts[PF_STOP].status, PF_FAIL);
-	CHECK_INT(pf.exit_code, pf.verdicts[PF_STOP].exit_code);
+	CHECK_INT(pf.verdicts[PREFLIGHT_PGBENCH].status, PREFLIGHT_SKIP);
+	CHECK(contains(pf.verdicts[PREFLIGHT_PGBENCH].message, "so Docker was not asked"));
+	CHECK(contains(pf.verdicts[PREFLIGHT_TMPFS].message, "not used"));
+	CHECK_INT(pf.verdicts[PREFLIGHT_STOP].status, PREFLIGHT_FAIL);
+	CHECK_INT(pf.exit_code, pf.verdicts[PREFLIGHT_STOP].exit_code);
 	/* Nothing refused: the verdict is the guest's to complete, so the exit code is 0. */
 	s.limactl_found = true;
 	memset(&r, 0, sizeof r);

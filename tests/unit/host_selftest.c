@@ -6,7 +6,9 @@
  * must not.
  */
 #include "check.h"
+#include "golden.h"
 #include "measure/selftest.h"
+#include "print_capture.h"
 
 #include <errno.h>
 #include <string.h>
@@ -269,6 +271,54 @@ TEST(json_carries_every_result)
 	json_decref(j);
 }
 
+static void add(struct selftest_report *rep, const char *reading, const char *workload,
+		enum selftest_unit unit, bool change, double expected, double measured,
+		enum selftest_verdict verdict, const char *reason)
+{
+	struct selftest_result *r = &rep->results[rep->n++];
+	*r = (struct selftest_result){.reading = reading,
+				      .unit = unit,
+				      .change = change,
+				      .expected = expected,
+				      .measured = measured,
+				      .verdict = verdict};
+	snprintf(r->workload, sizeof r->workload, "%s", workload);
+	snprintf(r->reason, sizeof r->reason, "%s", reason);
+	rep->passed += verdict == SELFTEST_PASS;
+	rep->failed += verdict == SELFTEST_FAIL;
+	rep->not_applicable += verdict == SELFTEST_NA;
+}
+
+/* What vmcost selftest prints, for a fixed report with every kind of row (not a live run). */
+TEST(the_table_prints_every_kind_of_row)
+{
+	struct selftest_report rep = {0};
+	add(&rep, "footprint", "a child touches 64.0 MiB", SELFTEST_BYTES, true, 64 * MiB,
+	    65.5 * MiB, SELFTEST_PASS, "");
+	add(&rep, "footprint", "the child releases it (MADV_DONTNEED)", SELFTEST_BYTES, true,
+	    -64 * MiB, -64 * 1024, SELFTEST_FAIL,
+	    "off by a factor of 1.02e+03 (read less than the workload): a wrong unit?");
+	add(&rep, "cpu time", "a child spins for 0.50 s of CPU", SELFTEST_NS, false, 500e6, 512e6,
+	    SELFTEST_PASS, "");
+	add(&rep, "disk written", "a child writes and fsyncs 16.0 MiB in /var/tmp", SELFTEST_BYTES,
+	    false, 16 * MiB, 0, SELFTEST_FAIL,
+	    "could not run: writing in /var/tmp (choose another directory with --dir): "
+	    "Read-only file system");
+	add(&rep, "host free memory", "a child holds 512 MiB, then exits", SELFTEST_BYTES, true,
+	    512 * MiB, 498 * MiB, SELFTEST_PASS, "");
+	add(&rep, "tick clock", "0.25 s of wall time in CPU-time ticks", SELFTEST_RATIO, false, 1,
+	    0, SELFTEST_NA, "not on this OS: Mach ticks are macOS's");
+	add(&rep, "vz helper search", "a dry run: list every Virtualization helper", SELFTEST_COUNT,
+	    false, 0, 2, SELFTEST_PASS, "found 2: pid 4242, pid 4343");
+	struct capture cap;
+	selftest_print(capture_open(&cap), &rep, false);
+	char *text = capture_close(&cap);
+	/* The last line names this OS. */
+	text = golden_replace(text, platform_os_name(), "OS");
+	CHECK_GOLDEN(text, "vmcost-selftest");
+	free(text);
+}
+
 int main(void)
 {
 	RUN(judge_passes_within_tolerance_or_slack);
@@ -282,5 +332,6 @@ int main(void)
 	RUN(vz_search_lists_what_it_finds);
 	RUN(an_unwritable_directory_fails_with_what_to_do);
 	RUN(json_carries_every_result);
+	RUN(the_table_prints_every_kind_of_row);
 	return check_done();
 }

@@ -214,4 +214,60 @@ __attribute__((unused)) static pid_t t_fake_peer(const char *path, const char *r
 	close(lfd);
 	return pid;
 }
+
+/*
+ * A fake QEMU on QMP for one connection: the greeting, then answers by command name, with a
+ * BALLOON_CHANGE event before each query-balloon answer (a client must skip it). The balloon
+ * starts at 2 GiB and goes where "balloon" sets it, at once; without a balloon device every
+ * command but qmp_capabilities gets DeviceNotActive.
+ */
+__attribute__((unused)) static pid_t t_fake_qemu(const char *path, bool has_balloon)
+{
+	int lfd = t_listen_unix(path);
+	pid_t pid = fork();
+	if (pid != 0) {
+		close(lfd);
+		return pid;
+	}
+	int c = accept(lfd, NULL, NULL);
+	FILE *in = fdopen(c, "r");
+	const char greeting[] = "{\"QMP\": {\"version\": {\"qemu\": {\"micro\": 22, \"minor\": 2, "
+				"\"major\": 7}, \"package\": \"Debian\"}, \"capabilities\": "
+				"[\"oob\"]}}\r\n";
+	if (write(c, greeting, sizeof greeting - 1) < 0)
+		_exit(1);
+	long long actual = 2147483648LL;
+	char line[1024];
+	while (fgets(line, sizeof line, in)) {
+		char out[512];
+		if (strstr(line, "qmp_capabilities")) {
+			snprintf(out, sizeof out, "{\"return\": {}}\r\n");
+		} else if (!has_balloon) {
+			snprintf(
+			    out, sizeof out,
+			    "{\"error\": {\"class\": \"DeviceNotActive\", \"desc\": \"No balloon "
+			    "device has been activated\"}}\r\n");
+		} else if (strstr(line, "query-balloon")) {
+			/* An event first: the client must skip it. */
+			snprintf(
+			    out, sizeof out,
+			    "{\"timestamp\": {\"seconds\": 1, \"microseconds\": 2}, \"event\": "
+			    "\"BALLOON_CHANGE\", \"data\": {\"actual\": %lld}}\r\n{\"return\": "
+			    "{\"actual\": %lld}}\r\n",
+			    actual, actual);
+		} else if (strstr(line, "\"balloon\"")) {
+			const char *v = strstr(line, "\"value\":");
+			actual = v ? atoll(v + 8) : -1;
+			snprintf(out, sizeof out, "{\"return\": {}}\r\n");
+		} else {
+			snprintf(out, sizeof out,
+				 "{\"error\": {\"class\": \"CommandNotFound\", \"desc\": "
+				 "\"nope\"}}\r\n");
+		}
+		if (write(c, out, strlen(out)) < 0)
+			_exit(1);
+	}
+	_exit(0);
+}
+
 #endif
