@@ -4,6 +4,7 @@
 #include "autostop/forward.h"
 #include "autostop/probe.h"
 #include "autostop/relay.h"
+#include "autostop/snapshot.h"
 #include "autostop/sockfile.h"
 #include "autostop/state.h"
 #include "autostop/status.h"
@@ -41,6 +42,8 @@
 /* The agent waits up to engine-freeze-timeout (default 5 s) for the cgroups to freeze. */
 #define FREEZE_TIMEOUT_MS 30000
 #define BUSY_RETRIES	  200
+/* The snapshot before a stop: all its requests together (the stop waits for it). */
+#define SNAPSHOT_BUDGET_MS 30000L
 
 struct child {
 	uv_process_t proc;
@@ -65,9 +68,14 @@ struct daemon {
 	unsigned pings_in_flight;
 	bool shutting_down;
 	int exit_code;
+	/* polls are answered from snap while stopped; snap_new is taken before a stop */
+	struct snapshot *snap, *snap_new;
+	char versions[SNAPSHOT_VERSIONS_MAX][16]; /* API versions clients used, latest first */
+	size_t nversions;
+	char miss_why[300]; /* why the snapshot did not answer the last request offered */
 };
 
-enum job_kind { JOB_PING, JOB_CHECK, JOB_HEAL, JOB_FREEZE };
+enum job_kind { JOB_PING, JOB_CHECK, JOB_HEAL, JOB_FREEZE, JOB_SNAPSHOT };
 
 struct probe_job {
 	uv_work_t req;
@@ -78,6 +86,9 @@ struct probe_job {
 	enum autostop_heal heal;
 	char heal_why[600];
 	bool freeze_ok;
+	struct snapshot *snap;
+	char versions[SNAPSHOT_VERSIONS_MAX][16];
+	size_t nversions;
 	char sock[PATH_MAX];
 	char instance[256];
 	char instance_dir[PATH_MAX];
@@ -85,10 +96,11 @@ struct probe_job {
 
 static const char *job_name(enum job_kind k)
 {
-	return k == JOB_PING	? "ping"
-	       : k == JOB_CHECK ? "check"
-	       : k == JOB_HEAL	? "heal of docker.sock"
-				: "engine freeze";
+	return k == JOB_PING	   ? "ping"
+	       : k == JOB_CHECK	   ? "check"
+	       : k == JOB_HEAL	   ? "heal of docker.sock"
+	       : k == JOB_SNAPSHOT ? "snapshot"
+				   : "engine freeze";
 }
 
 /* POST /v1/engine/freeze through the agent's socket; why: the agent's refusal, if any. */
@@ -150,8 +162,18 @@ static void heal_work(struct probe_job *job)
 	}
 }
 
+static void snapshot_work(struct probe_job *job)
+{
+	const char *versions[SNAPSHOT_VERSIONS_MAX];
+	for (size_t i = 0; i < job->nversions; i++)
+		versions[i] = job->versions[i];
+	job->snap = snapshot_take(job->sock, job->instance, versions, job->nversions,
+				  SNAPSHOT_BUDGET_MS, job->heal_why, sizeof job->heal_why);
+}
+
 static const struct relay_hooks hooks;
 static void apply(struct daemon *d, struct autostop_actions act);
+static void stop_now(struct daemon *d);
 
 static double now_s(void)
 {
@@ -201,17 +223,80 @@ static void probe_work(uv_work_t *req)
 		probe_check(job->sock, job->instance, PROBE_CHECK_TIMEOUT_MS, &job->check);
 	else if (job->kind == JOB_FREEZE)
 		freeze_work(job);
+	else if (job->kind == JOB_SNAPSHOT)
+		snapshot_work(job);
 	else
 		heal_work(job);
 }
 
 static void queue_check(struct daemon *d);
 
+/* ---- the snapshot -------------------------------------------------------------------------- */
+
+/* An API version a client used ("1.41"), latest first, for the next snapshot. */
+static void note_version(struct daemon *d, const char *v)
+{
+	if (!v || !*v || strlen(v) >= sizeof d->versions[0])
+		return;
+	size_t i = 0;
+	while (i < d->nversions && strcmp(d->versions[i], v) != 0)
+		i++;
+	if (i == d->nversions && d->nversions < SNAPSHOT_VERSIONS_MAX)
+		d->nversions++;
+	if (i == SNAPSHOT_VERSIONS_MAX)
+		i = SNAPSHOT_VERSIONS_MAX - 1;
+	memmove(d->versions[1], d->versions[0], i * sizeof d->versions[0]);
+	vmc_textf(d->versions[0], sizeof d->versions[0], "%s", v);
+}
+
+/* The VM answers again: what the snapshot says is no longer so. */
+static void forget_snapshot(struct daemon *d)
+{
+	if (!d->snap)
+		return;
+	snapshot_free(d->snap);
+	d->snap = NULL;
+	snapshot_remove(d->cfg->instance_dir);
+	autostop_snapshot_set(&d->st, NULL);
+}
+
+/* limactl stop succeeded: the snapshot taken before it holds until the VM answers again. */
+static void keep_snapshot(struct daemon *d)
+{
+	struct snapshot *s = d->snap_new;
+	d->snap_new = NULL;
+	if (!s)
+		return;
+	char err[600];
+	if (snapshot_store(s, d->cfg->instance_dir, err, sizeof err) < 0)
+		vmc_warn("the snapshot is kept in memory only: %s", err);
+	snapshot_free(d->snap);
+	d->snap = s;
+	autostop_snapshot_set(&d->st, snapshot_taken(s));
+}
+
 static void probe_done(uv_work_t *req, int status)
 {
 	struct probe_job *job = req->data;
 	struct daemon *d = job->d;
-	if (job->kind == JOB_FREEZE) {
+	if (job->kind == JOB_SNAPSHOT) {
+		if (d->shutting_down) {
+			snapshot_free(job->snap);
+		} else {
+			if (!job->snap) {
+				char msg[800];
+				vmc_textf(msg, sizeof msg,
+					  "no snapshot of %s's Docker API (%s): while it is "
+					  "stopped, every request starts it",
+					  d->cfg->instance,
+					  status == 0 ? job->heal_why : uv_strerror(status));
+				log_line(d, "snapshot", msg);
+			}
+			snapshot_free(d->snap_new);
+			d->snap_new = job->snap;
+			stop_now(d);
+		}
+	} else if (job->kind == JOB_FREEZE) {
 		if (!d->shutting_down)
 			apply(d,
 			      autostop_freeze_done(&d->st, now_s(), status == 0 && job->freeze_ok,
@@ -223,11 +308,15 @@ static void probe_done(uv_work_t *req, int status)
 						    job->heal_why, count_held(d)));
 	} else if (job->kind == JOB_PING) {
 		d->pings_in_flight--;
-		if (status == 0 && job->ping_ok && !d->shutting_down)
+		if (status == 0 && job->ping_ok && !d->shutting_down) {
+			forget_snapshot(d);
 			apply(d, autostop_ping_answered(&d->st, now_s(), count_held(d)));
+		}
 	} else {
 		d->check_in_flight = false;
 		if (status == 0 && !d->shutting_down) {
+			if (job->check.api_ok)
+				forget_snapshot(d);
 			apply(d, autostop_check_done(&d->st, now_s(), &job->check));
 			if (d->check_again) {
 				d->check_again = false;
@@ -249,6 +338,8 @@ static void queue_probe(struct daemon *d, enum job_kind kind)
 	job->req.data = job;
 	job->d = d;
 	job->kind = kind;
+	memcpy(job->versions, d->versions, sizeof job->versions);
+	job->nversions = d->nversions;
 	vmc_textf(job->sock, sizeof job->sock, "%s", d->cfg->upstream);
 	vmc_textf(job->instance, sizeof job->instance, "%s", d->cfg->instance);
 	vmc_textf(job->instance_dir, sizeof job->instance_dir, "%s", d->cfg->instance_dir);
@@ -259,6 +350,8 @@ static void queue_probe(struct daemon *d, enum job_kind kind)
 		if (kind == JOB_HEAL)
 			apply(d, autostop_heal_done(&d->st, now_s(), AUTOSTOP_HEAL_FAILED,
 						    uv_strerror(rc), count_held(d)));
+		if (kind == JOB_SNAPSHOT)
+			stop_now(d);
 		return;
 	}
 	if (kind == JOB_PING)
@@ -333,6 +426,12 @@ static void on_child_exit(uv_process_t *proc, int64_t exit_status, int term_sign
 		      autostop_start_exited(&owner->st, now_s(), code, last, count_held(owner)));
 	} else {
 		uv_timer_stop(&owner->stop_deadline);
+		if (code == 0) {
+			keep_snapshot(owner);
+		} else {
+			snapshot_free(owner->snap_new);
+			owner->snap_new = NULL;
+		}
 		apply(owner, autostop_stop_exited(&owner->st, now_s(), code, last, took));
 	}
 }
@@ -449,9 +548,21 @@ static void close_quiet_clients(struct daemon *d)
 	}
 }
 
+/* First the snapshot (the VM still answers), then limactl stop (stop_now). */
 static void begin_stop(struct daemon *d)
 {
 	close_quiet_clients(d);
+	if (d->cfg->wake_on_any) {
+		stop_now(d);
+		return;
+	}
+	for (struct relay *r = d->relays; r; r = relay_next(r))
+		note_version(d, relay_api_version(r));
+	queue_probe(d, JOB_SNAPSHOT);
+}
+
+static void stop_now(struct daemon *d)
+{
 	autostop_stop_began(&d->st, host_free());
 	int rc = spawn_limactl(d, &d->stop, "stop");
 	if (rc < 0) {
@@ -576,6 +687,11 @@ static void relay_upstream_failed(struct relay *r, int status, void *ctx)
 		relay_close(r, "docker.sock refused right after the start answered");
 		return;
 	}
+	/* Stopped by autostop: polls are answered from the snapshot, the rest starts it. */
+	if (d->snap && autostop_snapshot_answers(&d->st)) {
+		relay_serve_locally(r);
+		return;
+	}
 	/* A client that has said nothing yet may only be probing (or leaving): it starts the VM
 	 * with its first bytes, see relay_spoke. */
 	if (relay_held_bytes(r) == 0)
@@ -596,7 +712,44 @@ static void relay_connected(struct relay *r, void *ctx)
 {
 	(void)r;
 	struct daemon *d = ctx;
+	forget_snapshot(d);
 	apply(d, autostop_upstream_connected(&d->st, now_s()));
+}
+
+static double wall_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A poll of a client served locally, answered from the snapshot if it can be, faithfully. */
+static bool relay_answer(struct relay *r, const char *method, const char *target, bool keep_alive,
+			 char **out, size_t *len, void *ctx)
+{
+	(void)r;
+	struct daemon *d = ctx;
+	d->miss_why[0] = '\0';
+	if (!d->snap || !autostop_snapshot_answers(&d->st)) {
+		vmc_textf(d->miss_why, sizeof d->miss_why, "no snapshot holds any more");
+		return false;
+	}
+	if (snapshot_answer(d->snap, method, target, keep_alive, wall_s(), out, len, d->miss_why,
+			    sizeof d->miss_why) < 0)
+		return false;
+	autostop_snapshot_answered(&d->st);
+	return true;
+}
+
+/* A client served locally sent what the snapshot does not answer: it needs the VM. */
+static void relay_wake(struct relay *r, const char *what, void *ctx)
+{
+	(void)r;
+	struct daemon *d = ctx;
+	char why[sizeof d->miss_why];
+	vmc_textf(why, sizeof why, "%s", d->miss_why[0] ? d->miss_why : "not a poll");
+	d->miss_why[0] = '\0';
+	apply(d, autostop_snapshot_missed(&d->st, now_s(), what, why));
 }
 
 static void relay_activity_changed(struct relay *r, enum autostop_activity was,
@@ -610,6 +763,7 @@ static void relay_activity_changed(struct relay *r, enum autostop_activity was,
 static void relay_closed(struct relay *r, const char *why, void *ctx)
 {
 	struct daemon *d = ctx;
+	note_version(d, relay_api_version(r));
 	relay_list_remove(&d->relays, r);
 	if (why && *why)
 		vmc_debug("client connection ended: %s", why);
@@ -622,6 +776,8 @@ static const struct relay_hooks hooks = {
     .spoke = relay_spoke,
     .activity = relay_activity_changed,
     .closed = relay_closed,
+    .answer = relay_answer,
+    .wake = relay_wake,
 };
 
 static void on_client(uv_stream_t *server, int status)
@@ -747,6 +903,34 @@ static void on_signal(uv_signal_t *sig, int signum)
 	d->start.running = d->stop.running = false;
 }
 
+/* At start-up: a stopped instance may have the snapshot of autostop's last stop. */
+static struct autostop_actions load_snapshot(struct daemon *d)
+{
+	const struct autostop_config *cfg = d->cfg;
+	struct autostop_actions none = {0};
+	if (cfg->instance_running) {
+		snapshot_remove(cfg->instance_dir); /* it runs: whatever is there is stale */
+		return none;
+	}
+	if (cfg->wake_on_any)
+		return none;
+	char path[PATH_MAX + 64], err[PATH_MAX + 200], msg[PATH_MAX + 300];
+	vmc_textf(path, sizeof path, "%s/%s", cfg->instance_dir, SNAPSHOT_FILE_NAME);
+	if (access(path, F_OK) != 0)
+		return none;
+	d->snap = snapshot_load(cfg->instance_dir, cfg->instance, err, sizeof err);
+	if (!d->snap) {
+		vmc_textf(msg, sizeof msg, "not answering polls from a snapshot: %s", err);
+		log_line(d, "snapshot", msg);
+		return none;
+	}
+	const char *versions[SNAPSHOT_VERSIONS_MAX];
+	size_t n = snapshot_versions(d->snap, versions, SNAPSHOT_VERSIONS_MAX);
+	for (size_t i = n; i > 0; i--)
+		note_version(d, versions[i - 1]);
+	return autostop_snapshot_loaded(&d->st, now_s(), snapshot_taken(d->snap));
+}
+
 static void init_handles(struct daemon *d)
 {
 	uv_timer_t *timers[] = {&d->idle_timer,	   &d->ping_timer,   &d->start_deadline,
@@ -801,11 +985,15 @@ int autostop_daemon_run(const struct autostop_config *cfg, char *err, size_t err
 	struct autostop_actions first =
 	    autostop_init(&d->st, cfg->instance, cfg->idle_s, cfg->instance_running, now_s());
 	autostop_set_freeze_after(&d->st, cfg->freeze_after_s);
+	autostop_set_wake_on_any(&d->st, cfg->wake_on_any);
+	first.todo |= load_snapshot(d).todo; /* one line: the state it found */
 	apply(d, first);
 	uv_run(&d->loop, UV_RUN_DEFAULT);
 	rc = uv_loop_close(&d->loop);
 	if (rc < 0)
 		vmc_debug("uv_loop_close: %s", uv_strerror(rc));
+	snapshot_free(d->snap);
+	snapshot_free(d->snap_new);
 	free(d);
 	curl_global_cleanup();
 	return VMC_EXIT_OK;

@@ -7,6 +7,10 @@
  *
  * With nothing connected and nothing to decide, no timer is armed: the loop sleeps in the
  * kernel until a client connects, or once per idle period while the VM runs.
+ *
+ * Just before a stop it takes a snapshot of the Docker API's answers to polls (snapshot.h) and,
+ * once limactl stop succeeded, keeps it in the instance directory: until the VM answers again,
+ * polls are answered from it and only other requests start the VM (not with wake_on_any).
  */
 #ifndef VMC_AUTOSTOP_DAEMON_H
 #define VMC_AUTOSTOP_DAEMON_H
@@ -31,6 +35,7 @@ struct autostop_config {
 	double freeze_after_s; /* deep idle: freeze the engine after this long idle; 0: never */
 	int listen_fd;	       /* an already listening socket (socket activation), else -1 */
 	bool instance_running; /* Lima's status at start-up */
+	bool wake_on_any;      /* no snapshot: every request starts a stopped VM */
 	bool json;	       /* decision log as JSON Lines */
 };
 

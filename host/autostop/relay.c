@@ -31,6 +31,10 @@ struct held_chunk {
 
 struct relay {
 	uv_pipe_t client, upstream;
+	bool local;	    /* serving the client itself (relay_serve_locally) */
+	bool local_closing; /* ... and ending the connection after its last answer */
+	uv_shutdown_t local_shutdown;
+	uint64_t held_from;	   /* the client's byte count at the first held byte */
 	bool upstream_initialized; /* the upstream handle exists (open or closing) */
 	bool upstream_discarding;  /* a failed upstream handle is being closed */
 	int open_handles;
@@ -254,8 +258,171 @@ static void hold(struct relay *r, char *base, size_t len)
 	r->held_bytes += len;
 	if (r->held_bytes >= RELAY_HOLD_MAX)
 		stop_reading(&r->up);
-	if (first && r->hooks->spoke)
+	if (first && !r->local && r->hooks->spoke)
 		r->hooks->spoke(r, r->ctx);
+}
+
+/* ---- serving the client locally ------------------------------------------------------------ */
+
+struct local_write {
+	uv_write_t req;
+	struct relay *relay;
+	char *base;
+};
+
+/* Drops the held bytes before the client's byte count upto: requests answered here. */
+static void drop_held(struct relay *r, uint64_t upto)
+{
+	while (r->held_head && r->held_from < upto) {
+		struct held_chunk *c = r->held_head;
+		uint64_t want = upto - r->held_from;
+		size_t n = want < c->len ? (size_t)want : c->len;
+		if (n == c->len) {
+			r->held_head = c->next;
+			if (!r->held_head)
+				r->held_tail = NULL;
+			free(c);
+		} else {
+			memmove(c->data, c->data + n, c->len - n);
+			c->len -= n;
+		}
+		r->held_bytes -= n;
+		r->held_from += n;
+	}
+}
+
+static bool client_backlogged(struct relay *r)
+{
+	return uv_stream_get_write_queue_size((uv_stream_t *)&r->client) > RELAY_QUEUE_HIGH;
+}
+
+static void resume_local_reading(struct relay *r)
+{
+	if (r->local && !r->local_closing && r->held_bytes < RELAY_HOLD_MAX &&
+	    !client_backlogged(r))
+		start_reading(&r->up);
+}
+
+static void on_local_write(uv_write_t *req, int status)
+{
+	struct local_write *w = (struct local_write *)req;
+	struct relay *r = w->relay;
+	free(w->base);
+	free(w);
+	if (status == UV_ECANCELED)
+		return;
+	if (status < 0) {
+		close_with_error(r, "write to client", status);
+		return;
+	}
+	if (uv_stream_get_write_queue_size((uv_stream_t *)&r->client) <= RELAY_QUEUE_HIGH / 2)
+		resume_local_reading(r);
+}
+
+/* Takes ownership of base. */
+static void write_local(struct relay *r, char *base, size_t len)
+{
+	struct local_write *w = malloc(sizeof *w);
+	if (!w) {
+		free(base);
+		relay_close(r, "out of memory");
+		return;
+	}
+	w->relay = r;
+	w->base = base;
+	uv_buf_t buf = uv_buf_init(base, (unsigned)len);
+	int rc = uv_write(&w->req, (uv_stream_t *)&r->client, &buf, 1, on_local_write);
+	if (rc < 0) {
+		free(base);
+		free(w);
+		close_with_error(r, "write to client", rc);
+		return;
+	}
+	if (client_backlogged(r))
+		stop_reading(&r->up);
+}
+
+static void on_local_shutdown(uv_shutdown_t *req, int status)
+{
+	struct relay *r = req->data;
+	if (status == UV_ECANCELED)
+		return;
+	relay_close(r, "");
+}
+
+/* The client is done (EOF, or Connection: close): end after the answers already queued. */
+static void local_end(struct relay *r)
+{
+	if (r->local_closing)
+		return;
+	r->local_closing = true;
+	stop_reading(&r->up);
+	r->local_shutdown.data = r;
+	if (uv_shutdown(&r->local_shutdown, (uv_stream_t *)&r->client, on_local_shutdown) < 0)
+		relay_close(r, "");
+}
+
+/* Serving locally ends: the client is held for docker.sock from the request in question. */
+static void local_give_up(struct relay *r, const char *what)
+{
+	r->local = false;
+	if (r->hooks->wake)
+		r->hooks->wake(r, what, r->ctx);
+}
+
+static void serve_local(struct relay *r)
+{
+	while (r->local && !r->local_closing && r->phase == RELAY_HELD) {
+		const struct http_watch_request *q = http_watch_oldest(&r->watch);
+		char what[HTTP_WATCH_TARGET_MAX + 16];
+		if (q)
+			snprintf(what, sizeof what, "%s %s", q->method ? q->method : "?",
+				 q->target[0] ? q->target : "(a target too long to keep)");
+		if (q && q->kind != AUTOSTOP_REQ_POLL) {
+			local_give_up(r, what);
+			return;
+		}
+		if (r->watch.raw && (!q || !q->complete)) {
+			local_give_up(r, "bytes that are not HTTP");
+			return;
+		}
+		if (!q || !q->complete) {
+			if (r->held_bytes >= RELAY_HOLD_MAX)
+				local_give_up(r, "a request longer than the relay holds");
+			else if (r->up.src_eof)
+				local_end(
+				    r); /* gone: a request cut half-way is nobody's to answer */
+			return;
+		}
+		char *out = NULL;
+		size_t len = 0;
+		if (!r->hooks->answer ||
+		    !r->hooks->answer(r, q->method, q->target, q->keep_alive, &out, &len, r->ctx)) {
+			local_give_up(r, what);
+			return;
+		}
+		bool keep_alive = q->keep_alive;
+		drop_held(r, q->end);
+		http_watch_answered(&r->watch);
+		report_activity(r, http_watch_activity(&r->watch));
+		write_local(r, out, len);
+		if (r->phase != RELAY_HELD)
+			return;
+		if (!keep_alive) {
+			local_end(r);
+			return;
+		}
+		resume_local_reading(r);
+	}
+}
+
+void relay_serve_locally(struct relay *r)
+{
+	if (r->phase != RELAY_HELD || r->local_closing)
+		return;
+	r->local = true;
+	resume_local_reading(r);
+	serve_local(r);
 }
 
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
@@ -282,6 +449,8 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 		}
 		if (r->phase == RELAY_RELAYING) {
 			forward_eof(d);
+		} else if (r->local && d == &r->up) {
+			serve_local(r);
 		} else if (r->held_bytes == 0) {
 			/* Connected and left without a byte: nothing to relay, nobody to answer. */
 			relay_close(r, "");
@@ -297,6 +466,8 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 	else
 		hold(r, buf->base, (size_t)nread);
 	report_activity(r, http_watch_activity(&r->watch));
+	if (r->local && d == &r->up)
+		serve_local(r);
 }
 
 static void flush_held(struct relay *r)
@@ -353,8 +524,9 @@ static void on_connect(uv_connect_t *req, int status)
 
 void relay_connect(struct relay *r, const char *upstream_path)
 {
-	if (r->phase != RELAY_HELD)
+	if (r->phase != RELAY_HELD || r->local_closing)
 		return;
+	r->local = false;
 	uv_loop_t *loop = r->client.loop;
 	uv_pipe_init(loop, &r->upstream, 0);
 	r->upstream.data = r;
@@ -420,6 +592,11 @@ unsigned relay_connect_failures(const struct relay *r)
 int relay_connect_error(const struct relay *r)
 {
 	return r->connect_failures ? r->connect_status : 0;
+}
+
+const char *relay_api_version(const struct relay *r)
+{
+	return r->watch.api_version;
 }
 
 struct relay *relay_next(const struct relay *r)

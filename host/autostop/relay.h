@@ -10,6 +10,12 @@
  * while no upstream exists, so a client that arrives while the VM is stopped loses nothing and
  * a client that gives up while held is noticed. relay_connect() then opens the upstream, writes
  * what was held and relays from there on.
+ *
+ * While the VM is stopped, a held relay may instead serve its client locally
+ * (relay_serve_locally): each complete request is offered to hooks->answer, whose response
+ * goes to the client and whose bytes are dropped; the first one it does not take ends that, and
+ * the relay stays held from that request's first byte, so relay_connect() later sends docker.sock
+ * the bytes from there, unchanged.
  */
 #ifndef VMC_AUTOSTOP_RELAY_H
 #define VMC_AUTOSTOP_RELAY_H
@@ -43,6 +49,15 @@ struct relay_hooks {
 	/* Both handles are closed; r is freed right after this returns. why is "" after a clean
 	 * end (both sides sent EOF), else the error that ended it. */
 	void (*closed)(struct relay *r, const char *why, void *ctx);
+	/* Serving locally: a complete request (target "" when too long to keep). Returns true with
+	 * the whole response in *out (malloc'd; the relay frees it), false to leave it to
+	 * docker.sock. */
+	bool (*answer)(struct relay *r, const char *method, const char *target, bool keep_alive,
+		       char **out, size_t *len, void *ctx);
+	/* Serving locally ended on a request answer() did not take, or on bytes that are not
+	 * HTTP (what says which, "POST /containers/create"): the client now waits for docker.sock,
+	 * held from that request's first byte. */
+	void (*wake)(struct relay *r, const char *what, void *ctx);
 };
 
 enum relay_phase {
@@ -60,6 +75,9 @@ struct relay *relay_accept(uv_stream_t *server, const struct relay_hooks *hooks,
 			   int *uv_err);
 /* Connects the upstream unix socket; hooks tell how it went. Only from RELAY_HELD. */
 void relay_connect(struct relay *r, const char *upstream_path);
+/* A held relay whose upstream refused serves its client through hooks->answer until a request
+ * needs docker.sock (hooks->wake) or the client leaves. relay_connect ends it. */
+void relay_serve_locally(struct relay *r);
 /* Closes both sides now (unsent bytes are dropped); why ends up in hooks->closed. */
 void relay_close(struct relay *r, const char *why);
 
@@ -70,6 +88,8 @@ size_t relay_held_bytes(const struct relay *r);
 unsigned relay_connect_failures(const struct relay *r);
 /* The libuv status of the last failed connect (0 if none failed). */
 int relay_connect_error(const struct relay *r);
+/* "1.41" when the client's last request had a /v1.41 prefix, else "". */
+const char *relay_api_version(const struct relay *r);
 
 /* The daemon's list of open relays (intrusive, so counting and closing need no allocation). */
 struct relay *relay_next(const struct relay *r);

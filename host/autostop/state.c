@@ -82,6 +82,12 @@ static const char *plural(unsigned n)
 	return n == 1 ? "" : "s";
 }
 
+/* A snapshot is at hand and --wake-on-any is off. */
+static bool snapshot_usable(const struct autostop *a)
+{
+	return a->snapshot && !a->wake_on_any;
+}
+
 static void begin_start(struct autostop *a, double now, struct autostop_actions *act)
 {
 	set_state(a, AUTOSTOP_STARTING, now);
@@ -172,7 +178,10 @@ bool autostop_client_opened(struct autostop *a, double now, struct autostop_acti
 	a->clients++;
 	if (a->state == AUTOSTOP_STARTING)
 		return a->ping_answered; /* Docker answers; limactl start is only finishing */
-	return a->state != AUTOSTOP_STOPPING && a->state != AUTOSTOP_HEALING;
+	/* Settling after the stop: docker.sock refuses, then the snapshot answers. */
+	if (a->state == AUTOSTOP_STOPPING)
+		return autostop_snapshot_answers(a);
+	return a->state != AUTOSTOP_HEALING;
 }
 
 struct autostop_actions autostop_client_closed(struct autostop *a, double now)
@@ -431,6 +440,7 @@ struct autostop_actions autostop_check_done(struct autostop *a, double now,
 	set_state(a, AUTOSTOP_STOPPING, now);
 	a->stops++;
 	a->idle_since = 0;
+	a->stop_done = false;
 	kind(a, "stop");
 	decide(a, now, &act,
 	       "stopping %s: no client at work and no running container for %s; limactl stop %s",
@@ -553,7 +563,11 @@ struct autostop_actions autostop_stop_exited(struct autostop *a, double now, int
 		return act;
 	a->last_stop_s = took_s;
 	if (exit_code == 0) {
+		a->stop_done = true;
 		act.todo |= AUTOSTOP_DO_SETTLE;
+		/* Held clients are refused now, and the snapshot serves them. */
+		if (autostop_snapshot_answers(a))
+			act.todo |= AUTOSTOP_DO_CONNECT_HELD;
 		return act;
 	}
 	set_state(a, AUTOSTOP_CHECKING, now);
@@ -564,7 +578,9 @@ struct autostop_actions autostop_stop_exited(struct autostop *a, double now, int
 	return act;
 }
 
-static void stop_settled(struct autostop *a, double now, struct autostop_actions *act)
+/* woke: a request the snapshot did not answer while free memory settled, or NULL. */
+static void stop_settled(struct autostop *a, double now, struct autostop_actions *act,
+			 const char *woke)
 {
 	const struct autostop_settle *s = &a->settle;
 	int64_t freed = s->before && s->best ? (int64_t)s->best - (int64_t)s->before : 0;
@@ -575,7 +591,15 @@ static void stop_settled(struct autostop *a, double now, struct autostop_actions
 	char took[32], gain[32];
 	vmc_format_duration(a->last_stop_s, took, sizeof took);
 	vmc_format_bytes_delta(freed, gain, sizeof gain);
-	if (a->clients > 0) {
+	if (woke) {
+		begin_start(a, now, act);
+		decide(a, now, act,
+		       "stopped %s in %s (host free memory %s); then the snapshot did not answer "
+		       "%s: limactl start %s",
+		       a->name, took, gain, woke, a->name);
+		return;
+	}
+	if (a->clients > 0 && !autostop_snapshot_answers(a)) {
 		begin_start(a, now, act);
 		decide(a, now, act,
 		       "stopped %s in %s (host free memory %s); %u client%s arrived meanwhile: "
@@ -584,7 +608,13 @@ static void stop_settled(struct autostop *a, double now, struct autostop_actions
 		return;
 	}
 	kind(a, "stopped");
-	decide(a, now, act, "stopped %s in %s: host free memory %s", a->name, took, gain);
+	if (autostop_snapshot_answers(a))
+		decide(a, now, act,
+		       "stopped %s in %s: host free memory %s; polls are answered from the "
+		       "snapshot of %s until it starts again",
+		       a->name, took, gain, a->snapshot_taken);
+	else
+		decide(a, now, act, "stopped %s in %s: host free memory %s", a->name, took, gain);
 }
 
 /* The stop's gain counts once free memory stops rising (the rule memtest uses), after
@@ -607,8 +637,67 @@ struct autostop_actions autostop_free_sampled(struct autostop *a, double now, ui
 	s->last_t = now;
 	if (host_free > s->best)
 		s->best = host_free;
-	if (settled || s->samples >= AUTOSTOP_SETTLE_MAX_SAMPLES || a->clients > 0)
-		stop_settled(a, now, &act);
+	/* Clients the snapshot serves do not wait for a start. */
+	bool waiting = a->clients > 0 && !autostop_snapshot_answers(a);
+	if (settled || s->samples >= AUTOSTOP_SETTLE_MAX_SAMPLES || waiting)
+		stop_settled(a, now, &act, NULL);
+	return act;
+}
+
+void autostop_set_wake_on_any(struct autostop *a, bool on)
+{
+	a->wake_on_any = on;
+}
+
+void autostop_snapshot_set(struct autostop *a, const char *taken)
+{
+	a->snapshot = taken != NULL;
+	vmc_textf(a->snapshot_taken, sizeof a->snapshot_taken, "%s", taken ? taken : "");
+	a->snapshot_answers = 0;
+}
+
+struct autostop_actions autostop_snapshot_loaded(struct autostop *a, double now, const char *taken)
+{
+	struct autostop_actions act = {0};
+	autostop_snapshot_set(a, taken);
+	if (a->state != AUTOSTOP_DOWN || !snapshot_usable(a))
+		return act;
+	set_state(a, AUTOSTOP_STOPPED, now);
+	kind(a, "waiting");
+	decide(a, now, &act,
+	       "%s is stopped by autostop: polls are answered from the snapshot of %s; any other "
+	       "request starts it",
+	       a->name, a->snapshot_taken);
+	return act;
+}
+
+bool autostop_snapshot_answers(const struct autostop *a)
+{
+	if (!snapshot_usable(a))
+		return false;
+	return a->state == AUTOSTOP_STOPPED || (a->state == AUTOSTOP_STOPPING && a->stop_done);
+}
+
+void autostop_snapshot_answered(struct autostop *a)
+{
+	a->snapshot_answers++;
+}
+
+struct autostop_actions autostop_snapshot_missed(struct autostop *a, double now,
+						 const char *request, const char *why)
+{
+	struct autostop_actions act = {0};
+	char what[300];
+	vmc_textf(what, sizeof what, "%s (%s)", request, why && *why ? why : "not a poll");
+	if (a->state == AUTOSTOP_STOPPING && a->stop_done) {
+		stop_settled(a, now, &act, what);
+		return act;
+	}
+	if (a->state != AUTOSTOP_STOPPED)
+		return autostop_upstream_refused(a, now, "connection refused");
+	begin_start(a, now, &act);
+	decide(a, now, &act, "starting %s: the snapshot does not answer %s; limactl start %s",
+	       a->name, what, a->name);
 	return act;
 }
 

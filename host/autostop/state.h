@@ -16,7 +16,10 @@
  *     held clients wait while Lima is asked, and the forward re-created if the VM still runs;
  *     limactl start only runs when Lima says it does not;
  *   - after a stop, host free memory is sampled until it settles (lib/settle.h, the rule
- *     memtest uses) or a client waits: the gain is what the stop gave back.
+ *     memtest uses) or a client waits: the gain is what the stop gave back;
+ *   - while stopped by autostop, polls are answered from the snapshot of the Docker API taken
+ *     just before the stop (snapshot.h), unless --wake-on-any: only a request the snapshot
+ *     cannot answer starts the VM.
  */
 #ifndef VMC_AUTOSTOP_STATE_H
 #define VMC_AUTOSTOP_STATE_H
@@ -139,12 +142,18 @@ struct autostop {
 	double last_stop_s; /* limactl stop's own duration */
 	struct autostop_settle settle;
 	unsigned starts, stops, heals, freezes;
-	double freeze_after;	/* seconds idle before the engine is frozen; 0: never */
-	bool frozen;		/* asked to freeze in this idle period, and not thawed since */
-	char refused_why[100];	/* why docker.sock refused, while healing */
-	char decision_kind[16]; /* "start", "stop", "stay-up", "idle", "ready", "failed", ... */
-	char decision[400];	/* the last decision, one line */
-	char logged[400];	/* the last line logged, and when: see decide() */
+	/* the snapshot polls are answered from while stopped (snapshot.h) */
+	bool wake_on_any;	   /* --wake-on-any: no snapshot, every request starts the VM */
+	bool snapshot;		   /* one is at hand: taken before autostop's last stop */
+	char snapshot_taken[32];   /* its time, RFC 3339 */
+	unsigned snapshot_answers; /* polls answered from it */
+	bool stop_done;		   /* limactl stop exited 0; free memory may still settle */
+	double freeze_after;	   /* seconds idle before the engine is frozen; 0: never */
+	bool frozen;		   /* asked to freeze in this idle period, and not thawed since */
+	char refused_why[100];	   /* why docker.sock refused, while healing */
+	char decision_kind[16];	   /* "start", "stop", "stay-up", "idle", "ready", "failed", ... */
+	char decision[400];	   /* the last decision, one line */
+	char logged[400];	   /* the last line logged, and when: see decide() */
 	double logged_at;
 };
 
@@ -206,6 +215,24 @@ struct autostop_actions autostop_stop_exited(struct autostop *a, double now, int
 /* One sample of host free memory after the stop (AUTOSTOP_DO_SETTLE); once it settled, the
  * gain is logged and kept for the status. */
 struct autostop_actions autostop_free_sampled(struct autostop *a, double now, uint64_t host_free);
+
+/* --wake-on-any: every request starts a stopped VM, no poll is answered from a snapshot. */
+void autostop_set_wake_on_any(struct autostop *a, bool on);
+/* A snapshot of the Docker API's answers to polls is at hand (taken: its RFC 3339 time), or
+ * none any more (NULL): the daemon keeps one from autostop's stop until the VM answers again. */
+void autostop_snapshot_set(struct autostop *a, const char *taken);
+/* At start-up, the instance is stopped and the snapshot autostop's last stop left is valid:
+ * it is stopped by autostop, and polls are answered from it. */
+struct autostop_actions autostop_snapshot_loaded(struct autostop *a, double now, const char *taken);
+/* Whether a client that docker.sock refuses is served from the snapshot now: stopped by
+ * autostop (or settling after its stop), with a snapshot, without --wake-on-any. */
+bool autostop_snapshot_answers(const struct autostop *a);
+/* A poll was answered from the snapshot. */
+void autostop_snapshot_answered(struct autostop *a);
+/* A request the snapshot does not answer (request: "POST /containers/create", why: the
+ * snapshot's reason): the VM must start for it. */
+struct autostop_actions autostop_snapshot_missed(struct autostop *a, double now,
+						 const char *request, const char *why);
 
 /* Seconds idle so far (0 when not idle). */
 double autostop_idle_for(const struct autostop *a, double now);

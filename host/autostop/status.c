@@ -46,6 +46,10 @@ json_t *autostop_status_document(const struct autostop *a, const char *listen, c
 			    a->has_last_freed ? json_integer(a->last_freed) : json_null());
 	json_object_set_new(j, "starts", json_integer(a->starts));
 	json_object_set_new(j, "stops", json_integer(a->stops));
+	json_object_set_new(j, "snapshot",
+			    a->snapshot ? json_pack("{s:s,s:I}", "taken", a->snapshot_taken,
+						    "answered", (json_int_t)a->snapshot_answers)
+					: json_null());
 	json_object_set_new(j, "last_decision", json_string(a->decision));
 	json_object_set_new(j, "version", json_string(VMCOST_VERSION));
 	return j;
@@ -277,6 +281,12 @@ void autostop_status_print(const json_t *doc, FILE *f)
 		present ? vmc_textf(b, sizeof b, "host free memory %s",
 				    vmc_format_bytes_delta((int64_t)freed, a, sizeof a))
 			: "none yet");
+	json_t *snap = json_object_get(doc, "snapshot");
+	if (json_is_object(snap))
+		fprintf(f, "  snapshot:    taken %s; %lld poll%s answered from it\n",
+			str(snap, "taken"),
+			(long long)json_integer_value(json_object_get(snap, "answered")),
+			json_integer_value(json_object_get(snap, "answered")) == 1 ? "" : "s");
 	fprintf(f, "  decision:    %s\n", str(doc, "last_decision"));
 	fprintf(f, "  daemon:      pid %lld, listening on %s\n",
 		(long long)json_integer_value(json_object_get(doc, "pid")), str(doc, "listen"));

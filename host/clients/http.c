@@ -47,6 +47,45 @@ static size_t on_data(char *data, size_t size, size_t nmemb, void *userdata)
 	return len;
 }
 
+static void free_headers(struct http_response *resp)
+{
+	for (size_t i = 0; i < resp->nheaders; i++) {
+		free(resp->headers[i].name);
+		free(resp->headers[i].value);
+	}
+	free(resp->headers);
+	resp->headers = NULL;
+	resp->nheaders = 0;
+}
+
+/* The final response's headers (not those of a 100 Continue before it). */
+static int keep_headers(CURL *curl, struct http_response *resp)
+{
+	size_t n = 0;
+	struct curl_header *h = NULL;
+	while ((h = curl_easy_nextheader(curl, CURLH_HEADER, -1, h)) != NULL)
+		n++;
+	if (n == 0)
+		return 0;
+	resp->headers = calloc(n, sizeof *resp->headers);
+	if (!resp->headers)
+		return -1;
+	h = NULL;
+	while ((h = curl_easy_nextheader(curl, CURLH_HEADER, -1, h)) != NULL &&
+	       resp->nheaders < n) {
+		struct http_header *out = &resp->headers[resp->nheaders];
+		out->name = strdup(h->name);
+		out->value = strdup(h->value ? h->value : "");
+		if (!out->name || !out->value) {
+			free(out->name);
+			free(out->value);
+			return -1;
+		}
+		resp->nheaders++;
+	}
+	return 0;
+}
+
 static void describe_error(CURLcode rc, const char *detail, struct http_response *resp)
 {
 	const char *what = curl_easy_strerror(rc);
@@ -90,6 +129,8 @@ int http_do(const struct http_request *req, struct http_response *resp)
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	if (strcmp(req->method, "HEAD") == 0)
+		curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
 	if (req->timeout_ms > 0)
 		curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, req->timeout_ms);
 	if (req->body) {
@@ -103,10 +144,15 @@ int http_do(const struct http_request *req, struct http_response *resp)
 	CURLcode rc = curl_easy_perform(curl);
 	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &resp->status);
 	curl_slist_free_all(headers);
+	if (rc == CURLE_OK && req->want_headers && keep_headers(curl, resp) < 0) {
+		rc = CURLE_OUT_OF_MEMORY;
+		snprintf(errbuf, sizeof errbuf, "keeping the response headers");
+	}
 	curl_easy_cleanup(curl);
 	if (rc != CURLE_OK && !(sink.aborted && resp->status > 0)) {
 		describe_error(rc, errbuf, resp);
 		resp->status = 0;
+		free_headers(resp);
 		return -1;
 	}
 	return 0;
@@ -117,4 +163,5 @@ void http_response_free(struct http_response *resp)
 	free(resp->body);
 	resp->body = NULL;
 	resp->body_len = 0;
+	free_headers(resp);
 }

@@ -28,7 +28,8 @@
 static const struct cli_spec autostop_spec = {
     .name = "autostop",
     .synopsis = "NAME [--idle DURATION] [--freeze-after DURATION] [--listen PATH]\n"
-		"                            [--start-timeout DURATION] [--status] [--json]",
+		"                            [--start-timeout DURATION] [--wake-on-any] [--status] "
+		"[--json]",
     .help =
 	"Serves a Docker socket for instance NAME that starts the VM on the first API call and\n"
 	"stops it once, for a whole idle period, no client was at work and Docker reported no\n"
@@ -40,6 +41,10 @@ static const struct cli_spec autostop_spec = {
 	"BuildKit go raw); a client that arrives while the VM is stopped is held while `limactl\n"
 	"start NAME` runs, until Docker answers /_ping. If docker.sock refuses while Lima says\n"
 	"NAME runs, its forward is re-created (ssh -O forward) instead.\n"
+	"While NAME is stopped by autostop, the polls are answered from a snapshot of Docker's\n"
+	"answers taken just before the stop (kept in NAME's directory; each answer carries an\n"
+	"X-Vmcost-Snapshot header); any other request, or a poll it cannot answer faithfully\n"
+	"(a filter, HEAD of anything but /_ping...), starts NAME.\n"
 	"It never stops an instance it did not see running and healthy, and never during a start.\n"
 	"Runs in the foreground and prints one line per decision; SIGTERM closes the socket and\n"
 	"leaves the VM as it is. Point clients at it with:  eval \"$(vmcost env NAME)\"\n\n"
@@ -50,6 +55,7 @@ static const struct cli_spec autostop_spec = {
 	"  --listen PATH             the socket clients use (default\n"
 	"                            $LIMA_HOME/NAME/sock/docker-autostop.sock)\n"
 	"  --start-timeout DURATION  how long held clients wait for a start (default 10m)\n"
+	"  --wake-on-any             no snapshot: every request starts a stopped NAME\n"
 	"  --status                  ask the running daemon instead: state, idle time, last start\n"
 	"                            duration, RAM the last stop gave back (the other options are\n"
 	"                            ignored)\n"
@@ -65,7 +71,7 @@ struct autostop_opts {
 	const char *name;
 	const char *listen;
 	double idle_s, start_timeout_s, freeze_after_s;
-	bool status;
+	bool status, wake_on_any;
 };
 
 /* autostop's command line into co and o: CLI_CONTINUE, or the exit code to return. */
@@ -78,6 +84,7 @@ static int parse_args(int argc, char **argv, struct cli_opts *co, struct autosto
 	    {.name = "--listen", .kind = CLI_TEXT, .text = &o->listen},
 	    {.name = "--start-timeout", .kind = CLI_SECONDS, .seconds = &o->start_timeout_s},
 	    {.name = "--freeze-after", .kind = CLI_SECONDS, .seconds = &o->freeze_after_s},
+	    {.name = "--wake-on-any", .kind = CLI_FLAG, .flag = &o->wake_on_any},
 	    {.name = "--status", .kind = CLI_FLAG, .flag = &o->status},
 	    {0},
 	};
@@ -155,6 +162,7 @@ static int fill_config(const struct cli_opts *co, const struct autostop_opts *o,
 	cfg->start_timeout_s = o->start_timeout_s;
 	cfg->stop_timeout_s = DEFAULT_STOP_TIMEOUT_S;
 	cfg->freeze_after_s = o->freeze_after_s;
+	cfg->wake_on_any = o->wake_on_any;
 	cfg->instance_running = inst->status == LIMA_STATUS_RUNNING;
 	cfg->json = co->json;
 	return take_activated_socket(co, cfg);

@@ -3,7 +3,8 @@
  * What autostop's relay reads from both sides (host/autostop/http_watch.c): any bytes from a
  * client or from docker.sock, in any pieces. Each piece starts with a byte that says its side
  * and length, so the interleaving and the split points are fuzzed too. The activity must stay
- * one of the three, and work must never be forgotten while the connection is raw.
+ * one of the three, work must never be forgotten while the connection is raw, and where each
+ * request ends must lie within the client's bytes, in order.
  */
 #include "autostop/http_watch.h"
 
@@ -33,6 +34,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (w.count > HTTP_WATCH_PENDING_MAX || w.working + w.polling != w.count)
 			abort();
+		/* Where each request ends is within what the client sent, in order. */
+		uint64_t last_end = 0;
+		for (unsigned k = 0; k < w.count; k++) {
+			const struct http_watch_request *q =
+			    &w.pending[(w.head + k) % HTTP_WATCH_PENDING_MAX];
+			if (!q->complete)
+				continue;
+			if (q->end > w.client_bytes || q->end < last_end)
+				abort();
+			last_end = q->end;
+		}
 	}
 	http_watch_upstream_eof(&w);
 	return 0;

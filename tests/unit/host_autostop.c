@@ -2,14 +2,18 @@
 /*
  * vmcost autostop end to end on this machine, with no VM: the daemon (host/autostop/) runs in
  * a child process against a fake docker.sock and a fake limactl. This same program is the fake
- * dockerd (--fake-dockerd SOCK DIR): it answers /_ping, /containers/json (from DIR/containers.json)
- * and /events (held open), echoes "ECHO" connections byte for byte, and records what a "HALF"
- * connection sends after it shut its own write half. The fake limactl starts and stops it and
- * answers `list --json` from whether it runs.
+ * dockerd (--fake-dockerd SOCK DIR): it answers GET and HEAD /_ping, /version, /info,
+ * /containers/json (the running ones from DIR/containers.json, all=1 from DIR/all.json), a
+ * container's inspect, /images/json, /volumes, /networks and /system/df with dockerd 24's
+ * headers, records a POST /containers/create byte for byte (DIR/posted.txt), holds /events
+ * open, echoes "ECHO" connections byte for byte, and records what a "HALF" connection sends
+ * after it shut its own write half. The fake limactl starts and stops it and answers
+ * `list --json` from whether it runs.
  *
  * Waits poll with generous deadlines; nothing here measures time.
  */
 #include "autostop/daemon.h"
+#include "autostop/snapshot.h"
 #include "autostop/status.h"
 #include "check.h"
 #include "commands/commands.h"
@@ -18,6 +22,7 @@
 #include "log.h"
 
 #include <limits.h>
+#include <llhttp.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <sys/socket.h>
@@ -83,15 +88,77 @@ static size_t dockerd_read_head(int fd, char *buf, size_t cap)
 	return n;
 }
 
+/* dockerd 24's headers; HEAD gets them without the body. */
+static void dockerd_answer(int fd, const char *status, const char *type, const char *body,
+			   bool head)
+{
+	char text[1024];
+	snprintf(text, sizeof text,
+		 "HTTP/1.1 %s\r\nApi-Version: 1.43\r\nContent-Type: %s\r\n"
+		 "Docker-Experimental: false\r\nOstype: linux\r\nServer: Docker/24.0.7 (linux)\r\n"
+		 "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+		 status, type, head ? 0 : strlen(body));
+	dockerd_puts(fd, text);
+	if (!head)
+		dockerd_puts(fd, body);
+}
+
 static void dockerd_reply(int fd, const char *status, const char *body)
 {
-	char head[256];
-	snprintf(head, sizeof head,
-		 "HTTP/1.1 %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
-		 "Connection: close\r\n\r\n",
-		 status, strlen(body));
-	dockerd_puts(fd, head);
-	dockerd_puts(fd, body);
+	dockerd_answer(fd, status, "application/json", body, false);
+}
+
+/* DIR/NAME, or fallback when there is none. */
+static void dockerd_reply_file(int fd, const char *dir, const char *name, const char *fallback)
+{
+	char path[400];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	size_t len;
+	char *text = fake_read_file(path, &len);
+	dockerd_reply(fd, "200 OK", text ? text : fallback);
+	free(text);
+}
+
+/* The request's path without a /vX.Y prefix. */
+static const char *dockerd_path(const char *target)
+{
+	if (target[0] == '/' && target[1] == 'v' && target[2] >= '0' && target[2] <= '9') {
+		const char *slash = strchr(target + 1, '/');
+		if (slash)
+			return slash;
+	}
+	return target;
+}
+
+/* Whatever else the client sent (a request body), until it goes quiet for 200 ms. */
+static size_t dockerd_drain(int fd, char *buf, size_t cap)
+{
+	size_t n = 0;
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	while (n < cap && poll(&p, 1, 200) > 0) {
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	return n;
+}
+
+/* A container's inspect: stopped an hour ago with exit code 0. */
+static void dockerd_inspect(int fd, const char *path)
+{
+	char id[80] = "";
+	sscanf(path, "/containers/%79[^/]", id);
+	time_t finished = time(NULL) - 3600 - 30;
+	struct tm tm;
+	gmtime_r(&finished, &tm);
+	char when[40], body[512];
+	strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S.123456789Z", &tm);
+	snprintf(body, sizeof body,
+		 "{\"Id\":\"%s\",\"State\":{\"Status\":\"exited\",\"Running\":false,"
+		 "\"ExitCode\":0,\"FinishedAt\":\"%s\"}}",
+		 id, when);
+	dockerd_reply(fd, "200 OK", body);
 }
 
 static void dockerd_serve(int fd, const char *dir)
@@ -115,15 +182,58 @@ static void dockerd_serve(int fd, const char *dir)
 			fwrite(buf, 1, (size_t)r, f);
 		if (f)
 			fclose(f);
-	} else if (strncmp(head, "GET /_ping ", 11) == 0) {
-		dockerd_reply(fd, "200 OK", "OK");
-	} else if (strncmp(head, "GET /containers/json", 20) == 0) {
-		char path[400];
-		snprintf(path, sizeof path, "%s/containers.json", dir);
-		size_t len;
-		char *list = fake_read_file(path, &len);
-		dockerd_reply(fd, "200 OK", list ? list : "[]");
-		free(list);
+	}
+	char method[16] = "", target[1024] = "";
+	sscanf(head, "%15s %1023s", method, target);
+	const char *path = dockerd_path(target);
+	size_t plen = strcspn(path, "?");
+	bool get = strcmp(method, "GET") == 0, is_head = strcmp(method, "HEAD") == 0;
+#define PATH_IS(p) (plen == strlen(p) && strncmp(path, (p), plen) == 0)
+	if (strncmp(head, "ECHO", 4) == 0 || strncmp(head, "HALF", 4) == 0) {
+		/* served above */
+	} else if ((get || is_head) && PATH_IS("/_ping")) {
+		dockerd_answer(fd, "200 OK", "text/plain; charset=utf-8", "OK", is_head);
+	} else if (get && PATH_IS("/containers/json")) {
+		bool all = strstr(path, "all=1") != NULL;
+		dockerd_reply_file(fd, dir, all ? "all.json" : "containers.json", "[]");
+	} else if (get && strncmp(path, "/containers/", 12) == 0 && plen > 17 &&
+		   strncmp(path + plen - 5, "/json", 5) == 0) {
+		dockerd_inspect(fd, path);
+	} else if (get && PATH_IS("/version")) {
+		dockerd_reply(fd, "200 OK",
+			      "{\"Platform\":{\"Name\":\"\"},\"Version\":\"24.0.7\","
+			      "\"ApiVersion\":\"1.43\",\"MinAPIVersion\":\"1.12\","
+			      "\"GitCommit\":\"311b9ff\",\"GoVersion\":\"go1.20.10\","
+			      "\"Os\":\"linux\",\"Arch\":\"amd64\","
+			      "\"KernelVersion\":\"6.1.0\",\"BuildTime\":"
+			      "\"2023-10-26T09:08:02.000000000+00:00\"}");
+	} else if (get && PATH_IS("/info")) {
+		dockerd_reply(fd, "200 OK",
+			      "{\"ID\":\"fake\",\"Containers\":1,\"ContainersRunning\":0,"
+			      "\"ServerVersion\":\"24.0.7\"}");
+	} else if (get && PATH_IS("/images/json")) {
+		dockerd_reply(fd, "200 OK",
+			      "[{\"Id\":\"sha256:1234567890ab1234567890ab\",\"ParentId\":\"\","
+			      "\"RepoTags\":[\"alpine:latest\"],\"RepoDigests\":[],"
+			      "\"Created\":1767300000,\"Size\":7800000,\"SharedSize\":-1,"
+			      "\"Labels\":null,\"Containers\":-1}]");
+	} else if (get && PATH_IS("/volumes")) {
+		dockerd_reply(fd, "200 OK", "{\"Volumes\":[],\"Warnings\":null}");
+	} else if (get && PATH_IS("/networks")) {
+		dockerd_reply(fd, "200 OK", "[{\"Name\":\"bridge\",\"Driver\":\"bridge\"}]");
+	} else if (get && PATH_IS("/system/df")) {
+		dockerd_reply(fd, "200 OK", "{\"LayersSize\":7800000,\"Images\":[]}");
+	} else if (strcmp(method, "POST") == 0 && PATH_IS("/containers/create")) {
+		size_t n = strlen(head);
+		n += dockerd_drain(fd, head + n, sizeof head - 1 - n);
+		char posted[400];
+		snprintf(posted, sizeof posted, "%s/posted.txt", dir);
+		FILE *f = fopen(posted, "wb");
+		if (f) {
+			fwrite(head, 1, n, f);
+			fclose(f);
+		}
+		dockerd_reply(fd, "201 Created", "{\"Id\":\"cccc3333\",\"Warnings\":[]}");
 	} else if (strncmp(head, "GET /events", 11) == 0) {
 		dockerd_puts(fd, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n");
 		while (read(fd, buf, sizeof buf) > 0)
@@ -131,6 +241,7 @@ static void dockerd_serve(int fd, const char *dir)
 	} else {
 		dockerd_reply(fd, "400 Bad Request", "{\"message\":\"page not found\"}");
 	}
+#undef PATH_IS
 	close(fd);
 }
 
@@ -518,6 +629,67 @@ static size_t t_pump(int fd, const char *out, size_t len, char *in, size_t cap)
 	return got;
 }
 
+static int t_response_done(llhttp_t *p)
+{
+	*(bool *)p->data = true;
+	return HPE_PAUSED;
+}
+
+static int t_no_body(llhttp_t *p)
+{
+	(void)p;
+	return 1; /* the answer to HEAD */
+}
+
+/*
+ * Reads one whole response on a kept-alive connection (llhttp tells where it ends) into buf,
+ * NUL-terminated. Returns its length, or -1 when none ended within timeout_ms.
+ */
+static ssize_t t_read_response(int fd, char *buf, size_t cap, bool head, int timeout_ms)
+{
+	llhttp_settings_t settings;
+	llhttp_settings_init(&settings);
+	settings.on_message_complete = t_response_done;
+	if (head)
+		settings.on_headers_complete = t_no_body;
+	llhttp_t parser;
+	llhttp_init(&parser, HTTP_RESPONSE, &settings);
+	bool done = false;
+	parser.data = &done;
+	size_t n = 0;
+	double end = t_now() + timeout_ms / 1000.0;
+	buf[0] = '\0';
+	while (!done) {
+		int left = (int)((end - t_now()) * 1000);
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (left <= 0 || poll(&p, 1, left) <= 0 || n + 1 >= cap)
+			return -1;
+		ssize_t r = read(fd, buf + n, cap - n - 1);
+		if (r <= 0) {
+			if (llhttp_finish(&parser) != HPE_OK || !done)
+				return -1;
+			break;
+		}
+		llhttp_errno_t e = llhttp_execute(&parser, buf + n, (size_t)r);
+		n += (size_t)r;
+		buf[n] = '\0';
+		if (e != HPE_OK && e != HPE_PAUSED)
+			return -1;
+	}
+	return (ssize_t)n;
+}
+
+/* One request on a kept-alive connection and its answer, timed. */
+static ssize_t t_exchange(int fd, const char *request, char *buf, size_t cap, double *took)
+{
+	double t0 = t_now();
+	bool head = strncmp(request, "HEAD ", 5) == 0;
+	ssize_t n =
+	    t_send(fd, request, strlen(request)) ? t_read_response(fd, buf, cap, head, 15000) : -1;
+	*took = t_now() - t0;
+	return n;
+}
+
 /* ---- tests -------------------------------------------------------------------------------- */
 
 TEST(relays_bytes_exactly_both_ways)
@@ -639,9 +811,229 @@ TEST(idle_with_nothing_running_stops_and_a_client_starts_it_again)
 	CHECK(strncmp(cell, "stopped, freed", 14) == 0);
 	json_decref(doc);
 	char buf[1024];
-	CHECK(t_request("GET /version HTTP/1.1\r\nHost: d\r\n\r\n", buf, sizeof buf, 15000));
-	CHECK_CONTAINS(buf, "HTTP/1.1");
+	/* Not a poll (an inspect): the snapshot does not answer it, the VM starts. */
+	CHECK(t_request("GET /containers/abc/json HTTP/1.1\r\nHost: d\r\nConnection: close\r\n\r\n",
+			buf, sizeof buf, 15000));
+	CHECK_CONTAINS(buf, "HTTP/1.1 200 OK");
+	CHECK(strstr(buf, SNAPSHOT_HEADER) == NULL);
 	CHECK_INT(t_calls("start") - starts_by_hand, 1);
+	CHECK(t_log_has("starting dev: the snapshot does not answer GET /containers/abc/json (not "
+			"a poll); limactl start dev"));
+	t_daemon_stop();
+	t_teardown();
+}
+
+/* The snapshot's file in the instance directory ("" when there is none). */
+static char *t_snapshot_file(void)
+{
+	char path[400];
+	snprintf(path, sizeof path, "%s/%s", t_inst, SNAPSHOT_FILE_NAME);
+	return t_slurp(path);
+}
+
+/* "X-Vmcost-Snapshot: <taken>" as the snapshot file says when it was taken. */
+static void t_marker(char *buf, size_t size)
+{
+	char *text = t_snapshot_file();
+	json_t *doc = json_loads(text, 0, NULL);
+	snprintf(buf, size, "\r\n%s: %s\r\n", SNAPSHOT_HEADER,
+		 json_is_string(json_object_get(doc, "taken"))
+		     ? json_string_value(json_object_get(doc, "taken"))
+		     : "(none)");
+	json_decref(doc);
+	free(text);
+}
+
+/* dev up with a stopped container pg, a client that used API 1.41, then idle: stopped. */
+static void t_stopped_by_autostop(double idle)
+{
+	t_write("[{\"Id\":\"aaaa1111\",\"Names\":[\"/pg\"],\"Image\":\"postgres:16\","
+		"\"Command\":\"postgres\",\"Created\":1767300000,\"Ports\":[],\"Labels\":{},"
+		"\"State\":\"exited\",\"Status\":\"Exited (0) 10 minutes ago\"}]",
+		"state/all.json");
+	t_vm_up();
+	t_daemon(idle);
+	char buf[4096];
+	CHECK(t_request("GET /v1.41/version HTTP/1.1\r\nHost: d\r\nConnection: close\r\n\r\n", buf,
+			sizeof buf, 5000));
+	CHECK(WAIT_UNTIL(t_log_has("stopped dev in"), 20));
+	CHECK(t_log_has("polls are answered from the snapshot of"));
+	CHECK(!t_dockerd_alive());
+}
+
+/* issue 22: an IDE's view and `docker ps -a` are answered while dev is stopped, and the first
+ * request that needs Docker starts it and gets through unchanged. */
+TEST(polls_while_stopped_are_answered_from_the_snapshot)
+{
+	t_env();
+	t_stopped_by_autostop(1);
+	int starts = t_calls("start");
+	char marker[128];
+	t_marker(marker, sizeof marker);
+	CHECK(strstr(marker, "(none)") == NULL);
+	/* One kept-alive connection: polls as the docker CLI sends them, then a create. */
+	int fd = t_connect(t_listen);
+	CHECK(fd >= 0);
+	static const struct {
+		const char *request, *want;
+	} polls[] = {
+	    {"HEAD /_ping HTTP/1.1\r\nHost: api.moby.localhost\r\n\r\n",
+	     "\r\nApi-Version: 1.43\r\nContent-Length: 0\r\n"},
+	    {"GET /_ping HTTP/1.1\r\nHost: api.moby.localhost\r\n\r\n", "\r\n\r\nOK"},
+	    {"GET /v1.41/containers/json?all=1 HTTP/1.1\r\nHost: api.moby.localhost\r\n\r\n",
+	     "\"Status\":\"Exited (0) About an hour ago\""},
+	    {"GET /v1.43/containers/json HTTP/1.1\r\nHost: api.moby.localhost\r\n\r\n",
+	     "\r\n\r\n[]\n"},
+	    {"GET /v1.41/version HTTP/1.1\r\nHost: api.moby.localhost\r\n\r\n",
+	     "\"ApiVersion\":\"1.43\""},
+	    {"GET /images/json HTTP/1.1\r\nHost: api.moby.localhost\r\n\r\n", "alpine:latest"},
+	    {"GET /v1.41/networks HTTP/1.1\r\nHost: api.moby.localhost\r\n\r\n", "bridge"},
+	    {"GET /info HTTP/1.1\r\nHost: api.moby.localhost\r\n\r\n", "\"ID\":\"fake\""},
+	};
+	for (size_t i = 0; i < sizeof polls / sizeof polls[0]; i++) {
+		char buf[8192];
+		double took;
+		ssize_t n = t_exchange(fd, polls[i].request, buf, sizeof buf, &took);
+		CHECK(n > 0);
+		CHECK_CONTAINS(buf, "HTTP/1.1 200 OK\r\n");
+		CHECK_CONTAINS(buf, marker);
+		CHECK_CONTAINS(buf, polls[i].want);
+		CHECK_CONTAINS(buf, "\r\nServer: Docker/24.0.7 (linux)\r\n");
+		CHECK_CONTAINS(buf, "\r\nOstype: linux\r\n");
+		CHECK(took < 1);
+	}
+	CHECK_INT(t_calls("start"), starts);
+	CHECK(!t_dockerd_alive());
+	char state[64];
+	CHECK_STR(t_status_state(state, sizeof state), "stopped by autostop");
+	json_t *doc = NULL;
+	char err[512];
+	CHECK_INT(autostop_status_fetch(t_inst, &doc, err, sizeof err), 0);
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(doc, "snapshot"), "answered")),
+		  8);
+	json_decref(doc);
+	/* Then work, on the same connection: it starts dev, and dockerd gets the very bytes. */
+	static const char create[] =
+	    "POST /v1.41/containers/create?name=web HTTP/1.1\r\n"
+	    "Host: api.moby.localhost\r\nContent-Type: application/json\r\n"
+	    "Content-Length: 18\r\n\r\n{\"Image\":\"alpine\"}";
+	char buf[8192];
+	double took;
+	CHECK(t_exchange(fd, create, buf, sizeof buf, &took) > 0);
+	CHECK_CONTAINS(buf, "HTTP/1.1 201 Created\r\n");
+	CHECK(strstr(buf, SNAPSHOT_HEADER) == NULL);
+	CHECK_INT(t_calls("start"), starts + 1);
+	char posted[400];
+	snprintf(posted, sizeof posted, "%s/posted.txt", t_state);
+	char *got = t_slurp(posted);
+	CHECK_STR(got, create);
+	free(got);
+	close(fd);
+	CHECK(t_log_has("starting dev: the snapshot does not answer POST "
+			"/v1.41/containers/create?name=web (not a poll); limactl start dev"));
+	/* It answers again: the snapshot no longer says how things are, and is gone. */
+	char *text = t_snapshot_file();
+	CHECK_STR(text, "");
+	free(text);
+	t_daemon_stop();
+	t_teardown();
+}
+
+/* Socket activation starts a new daemon on the next client: the snapshot is still there. */
+TEST(the_snapshot_survives_a_daemon_restart)
+{
+	t_env();
+	t_stopped_by_autostop(1);
+	int starts = t_calls("start");
+	char marker[128];
+	t_marker(marker, sizeof marker);
+	t_daemon_stop();
+	t_daemon(60);
+	CHECK(t_log_has("dev is stopped by autostop: polls are answered from the snapshot of"));
+	char buf[8192];
+	CHECK(t_request("GET /v1.41/containers/json?all=1 HTTP/1.1\r\nHost: d\r\n"
+			"Connection: close\r\n\r\n",
+			buf, sizeof buf, 5000));
+	CHECK_CONTAINS(buf, marker);
+	CHECK_CONTAINS(buf, "\r\nConnection: close\r\n");
+	CHECK_CONTAINS(buf, "\"Names\":[\"/pg\"]");
+	CHECK_INT(t_calls("start"), starts);
+	/* A poll with a filter the snapshot cannot apply starts dev, and Docker answers it. */
+	CHECK(
+	    t_request("GET /v1.41/containers/json?all=1&filters=%7B%22name%22%3A%7B%22pg%22%3Atrue"
+		      "%7D%7D HTTP/1.1\r\nHost: d\r\nConnection: close\r\n\r\n",
+		      buf, sizeof buf, 15000));
+	CHECK_CONTAINS(buf, "HTTP/1.1 200 OK");
+	CHECK(strstr(buf, SNAPSHOT_HEADER) == NULL);
+	CHECK_INT(t_calls("start"), starts + 1);
+	CHECK(t_log_has("is not applied to the snapshot); limactl start dev"));
+	t_daemon_stop();
+	t_teardown();
+}
+
+/* The docker CLI, unchanged, as a developer runs it while dev is stopped. */
+static int t_docker_cli(const char *args, char *out, size_t size)
+{
+	char cmd[1200];
+	snprintf(cmd, sizeof cmd,
+		 "DOCKER_HOST=unix://%s DOCKER_CONFIG=%s/docker-config /usr/bin/docker %s "
+		 ">%s/cli.out 2>&1",
+		 t_listen, t_root, args, t_root);
+	int rc = system(cmd);
+	char path[400];
+	snprintf(path, sizeof path, "%s/cli.out", t_root);
+	char *text = t_slurp(path);
+	snprintf(out, size, "%s", text);
+	free(text);
+	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+TEST(the_docker_cli_is_answered_while_stopped)
+{
+	if (access("/usr/bin/docker", X_OK) != 0) {
+		SKIP("/usr/bin/docker is missing (apt-get install docker.io)");
+	}
+	t_env();
+	t_stopped_by_autostop(1);
+	int starts = t_calls("start");
+	char out[8192];
+	CHECK_INT(t_docker_cli("ps -a", out, sizeof out), 0);
+	CHECK_CONTAINS(out, "postgres:16");
+	CHECK_CONTAINS(out, "Exited (0) About an hour ago");
+	CHECK_CONTAINS(out, "pg");
+	char line[128];
+	CHECK_INT(t_docker_cli("ps -q", line, sizeof line), 0);
+	CHECK_STR(line, ""); /* nothing runs */
+	CHECK_INT(t_docker_cli("images", out, sizeof out), 0);
+	CHECK_CONTAINS(out, "alpine");
+	CHECK_INT(t_docker_cli("version --format '{{.Server.Version}}'", line, sizeof line), 0);
+	CHECK_STR(line, "24.0.7\n");
+	CHECK_INT(t_calls("start"), starts);
+	CHECK(!t_dockerd_alive());
+	t_daemon_stop();
+	t_teardown();
+}
+
+TEST(wake_on_any_starts_on_a_poll)
+{
+	t_env();
+	t_vm_up();
+	int starts = t_calls("start");
+	struct autostop_config cfg;
+	t_daemon_config(&cfg, 1, NULL);
+	cfg.wake_on_any = true;
+	t_daemon_pid = t_daemon_cfg(&cfg);
+	CHECK(WAIT_UNTIL(t_log_has("stopped dev in"), 20));
+	CHECK(!t_log_has("snapshot"));
+	char *text = t_snapshot_file();
+	CHECK_STR(text, ""); /* none taken */
+	free(text);
+	char buf[4096];
+	CHECK(t_request("GET /_ping HTTP/1.1\r\nHost: d\r\nConnection: close\r\n\r\n", buf,
+			sizeof buf, 15000));
+	CHECK_CONTAINS(buf, "\r\n\r\nOK");
+	CHECK(strstr(buf, SNAPSHOT_HEADER) == NULL);
+	CHECK_INT(t_calls("start"), starts + 1);
 	CHECK(t_log_has("starting dev: a client is waiting and dev is stopped by autostop"));
 	t_daemon_stop();
 	t_teardown();
@@ -1016,6 +1408,10 @@ int main(int argc, char **argv)
 	RUN(the_first_client_starts_a_stopped_vm);
 	RUN(ten_clients_at_once_cause_one_start);
 	RUN(idle_with_nothing_running_stops_and_a_client_starts_it_again);
+	RUN(polls_while_stopped_are_answered_from_the_snapshot);
+	RUN(the_snapshot_survives_a_daemon_restart);
+	RUN(the_docker_cli_is_answered_while_stopped);
+	RUN(wake_on_any_starts_on_a_poll);
 	RUN(a_running_container_keeps_it_up);
 	RUN(an_open_events_stream_keeps_it_up);
 	RUN(polls_through_the_relay_do_not_keep_it_up);

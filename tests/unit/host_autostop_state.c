@@ -693,6 +693,210 @@ TEST(a_failed_stop_checks_again)
 	CHECK_CONTAINS(a.decision, "stop of dev failed: limactl stop exited 1: boom");
 }
 
+/* ---- issue 22: answers from the snapshot while stopped ------------------------------------ */
+
+#define TAKEN "2026-01-02T03:04:05Z"
+
+/* CHECK_STR for a whole decision line: check.h's message would cut it. */
+#define CHECK_LINE(actual, expected)                                                               \
+	do {                                                                                       \
+		bool same_ = strcmp((actual), (expected)) == 0;                                    \
+		CHECK(same_ &&#actual);                                                            \
+		if (!same_)                                                                        \
+			fprintf(stderr, "  got:  %s\n  want: %s\n", (actual), (expected));         \
+	} while (0)
+
+/* dev idle for a whole period, stopped by autostop with a snapshot taken before the stop;
+ * free memory settled. *now: when it settled. */
+static void stopped_with_snapshot(struct autostop *a, double *now, bool wake_on_any)
+{
+	running_idle(a, now);
+	autostop_set_wake_on_any(a, wake_on_any);
+	struct autostop_check c = api_ok(0, "");
+	struct autostop_actions act = autostop_check_done(a, *now + IDLE, &c);
+	CHECK(has(act, AUTOSTOP_DO_STOP));
+	autostop_stop_began(a, (uint64_t)1 << 30);
+	if (!wake_on_any)
+		autostop_snapshot_set(a, TAKEN); /* the daemon kept it: limactl stop exited 0 */
+	act = autostop_stop_exited(a, *now + IDLE + 2, 0, "", 2);
+	CHECK(has(act, AUTOSTOP_DO_SETTLE));
+	act = autostop_free_sampled(a, *now + IDLE + 2, (uint64_t)2 << 30);
+	act = autostop_free_sampled(a, *now + IDLE + 3, (uint64_t)2 << 30);
+	CHECK(has(act, AUTOSTOP_DO_END_SETTLE));
+	CHECK_INT(a->state, AUTOSTOP_STOPPED);
+	*now += IDLE + 3;
+}
+
+/* One client connection carrying polls: each answered without docker.sock. */
+static void poll_locally(struct autostop *a, double t, unsigned polls)
+{
+	struct autostop_actions act;
+	for (unsigned i = 0; i < polls; i++) {
+		CHECK(autostop_snapshot_answers(a));
+		act = activity(a, t + i, AUTOSTOP_QUIET, AUTOSTOP_POLLING);
+		CHECK(!has(act, AUTOSTOP_DO_START));
+		autostop_snapshot_answered(a);
+		act = activity(a, t + i + 0.001, AUTOSTOP_POLLING, AUTOSTOP_QUIET);
+		CHECK(!has(act, AUTOSTOP_DO_START));
+		CHECK(!has(act, AUTOSTOP_DO_CHECK));
+	}
+}
+
+TEST(polls_while_stopped_are_answered_from_the_snapshot_without_a_start)
+{
+	struct autostop a;
+	double now;
+	stopped_with_snapshot(&a, &now, false);
+	CHECK_CONTAINS(a.decision, "stopped dev in 2.0 s: host free memory +1.00 GiB; polls are "
+				   "answered from the snapshot of 2026-01-02T03:04:05Z");
+	/* An IDE polls every 5 s for ten minutes, one connection each time. */
+	for (double t = now + 5; t < now + 600; t += 5) {
+		struct autostop_actions act;
+		CHECK(autostop_client_opened(&a, t, &act)); /* connected: refused, then served */
+		CHECK(!has(act, AUTOSTOP_DO_START));
+		poll_locally(&a, t, 1);
+		act = autostop_client_closed(&a, t + 0.01);
+		CHECK(!has(act, AUTOSTOP_DO_START));
+	}
+	CHECK_INT(a.state, AUTOSTOP_STOPPED);
+	CHECK_INT(a.starts, 0);
+	CHECK_INT(a.snapshot_answers, 119);
+}
+
+TEST(a_request_after_polls_on_one_connection_starts_it)
+{
+	struct autostop a;
+	double now;
+	stopped_with_snapshot(&a, &now, false);
+	struct autostop_actions act;
+	CHECK(autostop_client_opened(&a, now + 10, &act));
+	poll_locally(&a, now + 10, 3); /* HEAD /_ping, GET /version, GET /containers/json */
+	CHECK_INT(a.starts, 0);
+	act = activity(&a, now + 14, AUTOSTOP_QUIET, AUTOSTOP_WORKING); /* POST ... create */
+	act = autostop_snapshot_missed(&a, now + 14, "POST /v1.43/containers/create", "not a poll");
+	CHECK(has(act, AUTOSTOP_DO_START));
+	CHECK(has(act, AUTOSTOP_DO_LOG));
+	CHECK_INT(a.state, AUTOSTOP_STARTING);
+	CHECK_STR(a.decision_kind, "start");
+	CHECK_LINE(a.decision, "starting dev: the snapshot does not answer POST "
+			       "/v1.43/containers/create (not a poll); limactl start dev");
+	CHECK(!autostop_snapshot_answers(&a)); /* starting: clients wait for Docker */
+	/* Docker answers: the held connection is relayed, from the request's first byte. */
+	act = autostop_ping_answered(&a, now + 30, 1);
+	CHECK(has(act, AUTOSTOP_DO_CONNECT_HELD));
+	CHECK_INT(a.starts, 1);
+}
+
+TEST(a_poll_the_snapshot_cannot_answer_starts_it)
+{
+	struct autostop a;
+	double now;
+	stopped_with_snapshot(&a, &now, false);
+	struct autostop_actions act =
+	    autostop_snapshot_missed(&a, now + 1, "GET /containers/json?filters=...",
+				     "filters={...} is not applied to the snapshot");
+	CHECK(has(act, AUTOSTOP_DO_START));
+	CHECK_CONTAINS(a.decision, "(filters={...} is not applied to the snapshot)");
+}
+
+TEST(wake_on_any_starts_on_a_poll)
+{
+	struct autostop a;
+	double now;
+	stopped_with_snapshot(&a, &now, true);
+	CHECK_LINE(a.decision, "stopped dev in 2.0 s: host free memory +1.00 GiB");
+	/* Even with a snapshot at hand, --wake-on-any does not answer from it. */
+	autostop_snapshot_set(&a, TAKEN);
+	CHECK(!autostop_snapshot_answers(&a));
+	struct autostop_actions act;
+	CHECK(autostop_client_opened(&a, now + 5, &act));
+	activity(&a, now + 5, AUTOSTOP_QUIET, AUTOSTOP_POLLING); /* GET /_ping, held */
+	act = autostop_upstream_refused(&a, now + 5, "connection refused");
+	CHECK(has(act, AUTOSTOP_DO_START));
+	CHECK_CONTAINS(a.decision, "starting dev: a client is waiting and dev is stopped by "
+				   "autostop");
+}
+
+TEST(without_a_snapshot_a_poll_starts_it)
+{
+	struct autostop a;
+	double now;
+	running_idle(&a, &now);
+	struct autostop_check c = api_ok(0, "");
+	autostop_check_done(&a, now + IDLE, &c);
+	autostop_stop_began(&a, 0);
+	autostop_stop_exited(&a, now + IDLE + 1, 0, "", 1); /* the snapshot failed: none kept */
+	CHECK(!autostop_snapshot_answers(&a));
+	struct autostop_actions act;
+	CHECK(!autostop_client_opened(&a, now + IDLE + 1.5, &act)); /* held while it settles */
+	act = autostop_free_sampled(&a, now + IDLE + 2, 1 << 20);
+	CHECK(has(act, AUTOSTOP_DO_START));
+}
+
+TEST(while_free_memory_settles_the_snapshot_already_answers)
+{
+	struct autostop a;
+	double now;
+	running_idle(&a, &now);
+	struct autostop_check c = api_ok(0, "");
+	autostop_check_done(&a, now + IDLE, &c);
+	struct autostop_actions act;
+	/* A client during limactl stop is held: Docker is going. */
+	CHECK(!autostop_client_opened(&a, now + IDLE + 0.5, &act));
+	autostop_stop_began(&a, (uint64_t)1 << 30);
+	autostop_snapshot_set(&a, TAKEN);
+	act = autostop_stop_exited(&a, now + IDLE + 2, 0, "", 2);
+	/* Stopped: the held client goes to docker.sock, is refused, and the snapshot serves it. */
+	CHECK(has(act, AUTOSTOP_DO_CONNECT_HELD));
+	CHECK(has(act, AUTOSTOP_DO_SETTLE));
+	CHECK(autostop_snapshot_answers(&a));
+	CHECK(autostop_client_opened(&a, now + IDLE + 2.5, &act));
+	/* Served clients do not cut the settling short, nor start anything. */
+	act = autostop_free_sampled(&a, now + IDLE + 2, (uint64_t)1536 << 20);
+	CHECK(!has(act, AUTOSTOP_DO_END_SETTLE));
+	CHECK(!has(act, AUTOSTOP_DO_START));
+	act = autostop_free_sampled(&a, now + IDLE + 3, (uint64_t)2 << 30);
+	CHECK(!has(act, AUTOSTOP_DO_END_SETTLE));
+	/* Then one sends a request it does not hold: the gain so far counts, and it starts. */
+	act =
+	    autostop_snapshot_missed(&a, now + IDLE + 3.5, "POST /containers/create", "not a poll");
+	CHECK(has(act, AUTOSTOP_DO_END_SETTLE));
+	CHECK(has(act, AUTOSTOP_DO_START));
+	CHECK_INT(a.state, AUTOSTOP_STARTING);
+	CHECK_INT(a.last_freed, (int64_t)1 << 30);
+	CHECK_LINE(a.decision, "stopped dev in 2.0 s (host free memory +1.00 GiB); then the "
+			       "snapshot did not answer POST /containers/create (not a poll): "
+			       "limactl start dev");
+}
+
+TEST(a_snapshot_found_at_start_up_means_stopped_by_autostop)
+{
+	struct autostop a;
+	autostop_init(&a, "dev", IDLE, false, T0);
+	struct autostop_actions act = autostop_snapshot_loaded(&a, T0, TAKEN);
+	CHECK_INT(a.state, AUTOSTOP_STOPPED);
+	CHECK(has(act, AUTOSTOP_DO_LOG));
+	CHECK_LINE(a.decision, "dev is stopped by autostop: polls are answered from the snapshot "
+			       "of 2026-01-02T03:04:05Z; any other request starts it");
+	CHECK(autostop_snapshot_answers(&a));
+	act = autostop_snapshot_missed(&a, T0 + 1, "POST /build", "not a poll");
+	CHECK(has(act, AUTOSTOP_DO_START));
+	/* Once Docker answers the daemon drops it: nothing is answered from it any more. */
+	autostop_ping_answered(&a, T0 + 20, 1);
+	autostop_snapshot_set(&a, NULL);
+	autostop_start_exited(&a, T0 + 21, 0, "", 0);
+	CHECK_INT(a.state, AUTOSTOP_RUNNING);
+	CHECK(!autostop_snapshot_answers(&a));
+
+	/* With --wake-on-any a stopped instance is waited for, as without a snapshot. */
+	autostop_init(&a, "dev", IDLE, false, T0);
+	autostop_set_wake_on_any(&a, true);
+	act = autostop_snapshot_loaded(&a, T0, TAKEN);
+	CHECK_INT(a.state, AUTOSTOP_DOWN);
+	CHECK(!has(act, AUTOSTOP_DO_LOG));
+	CHECK(!autostop_snapshot_answers(&a));
+}
+
 TEST(container_list_parsing)
 {
 	struct autostop_check c;
@@ -739,6 +943,13 @@ int main(void)
 	RUN(a_client_during_the_stop_starts_it_again);
 	RUN(settling_ends_after_the_last_sample);
 	RUN(a_failed_stop_checks_again);
+	RUN(polls_while_stopped_are_answered_from_the_snapshot_without_a_start);
+	RUN(a_request_after_polls_on_one_connection_starts_it);
+	RUN(a_poll_the_snapshot_cannot_answer_starts_it);
+	RUN(wake_on_any_starts_on_a_poll);
+	RUN(without_a_snapshot_a_poll_starts_it);
+	RUN(while_free_memory_settles_the_snapshot_already_answers);
+	RUN(a_snapshot_found_at_start_up_means_stopped_by_autostop);
 	RUN(container_list_parsing);
 	return check_done();
 }

@@ -190,6 +190,73 @@ TEST(a_long_target_is_not_a_poll)
 	CHECK_INT(http_watch_activity(&w), AUTOSTOP_QUIET);
 }
 
+/* issue 22: while the VM is stopped the relay answers polls itself and must know where each
+ * request ends, to forward the first one it cannot answer from its first byte. */
+TEST(each_request_is_kept_with_its_target_and_where_it_ends)
+{
+	char three[2048];
+	snprintf(three, sizeof three,
+		 "HEAD /_ping HTTP/1.1\r\nHost: docker\r\n\r\n"
+		 "GET /v1.41/containers/json?all=1 HTTP/1.1\r\nHost: docker\r\n\r\n%s",
+		 create);
+	size_t head_len = strlen("HEAD /_ping HTTP/1.1\r\nHost: docker\r\n\r\n");
+	size_t list_len =
+	    strlen("GET /v1.41/containers/json?all=1 HTTP/1.1\r\nHost: docker\r\n\r\n");
+	size_t steps[] = {1, 5, 4096};
+	for (size_t k = 0; k < 3; k++) {
+		struct http_watch w;
+		http_watch_init(&w);
+		client(&w, three, steps[k]);
+		const struct http_watch_request *q = http_watch_oldest(&w);
+		CHECK(q != NULL);
+		if (!q)
+			continue;
+		CHECK_STR(q->method, "HEAD");
+		CHECK_STR(q->target, "/_ping");
+		CHECK(q->head && q->complete && q->keep_alive);
+		CHECK_INT(q->kind, AUTOSTOP_REQ_POLL);
+		CHECK_U64(q->end, head_len);
+		http_watch_answered(&w); /* answered by the relay itself */
+		q = http_watch_oldest(&w);
+		CHECK_STR(q->method, "GET");
+		CHECK_STR(q->target, "/v1.41/containers/json?all=1");
+		CHECK_U64(q->end, head_len + list_len);
+		CHECK_INT(http_watch_activity(&w), AUTOSTOP_WORKING); /* the create waits */
+		http_watch_answered(&w);
+		q = http_watch_oldest(&w);
+		CHECK_STR(q->method, "POST");
+		CHECK_INT(q->kind, AUTOSTOP_REQ_WORK);
+		CHECK(q->complete); /* its body is here: 18 bytes */
+		CHECK_U64(q->end, strlen(three));
+		CHECK_STR(w.api_version, "1.47");
+		/* docker.sock answers the create, the only request it was sent. */
+		upstream(&w, created, steps[k]);
+		CHECK(http_watch_oldest(&w) == NULL);
+		CHECK_INT(http_watch_activity(&w), AUTOSTOP_QUIET);
+		CHECK(!w.raw);
+	}
+}
+
+TEST(a_request_cut_half_way_is_not_complete_and_close_is_kept)
+{
+	struct http_watch w;
+	http_watch_init(&w);
+	client(&w, "POST /v1.41/containers/create HTTP/1.1\r\nContent-Length: 10\r\n\r\n{\"Im",
+	       4096);
+	const struct http_watch_request *q = http_watch_oldest(&w);
+	CHECK(q && !q->complete);
+	CHECK_STR(w.api_version, "1.41");
+	http_watch_init(&w);
+	client(&w, "GET /_ping HTTP/1.1\r\nConnection: close\r\n\r\n", 4096);
+	q = http_watch_oldest(&w);
+	CHECK(q && q->complete && !q->keep_alive);
+	http_watch_init(&w);
+	client(&w, "GET /version HTTP/1.0\r\n\r\n", 4096);
+	q = http_watch_oldest(&w);
+	CHECK(q && q->complete && !q->keep_alive);
+	CHECK_STR(w.api_version, "");
+}
+
 int main(void)
 {
 	RUN(a_poll_then_quiet_on_a_kept_alive_connection);
@@ -203,5 +270,7 @@ int main(void)
 	RUN(upgrades_and_hijacks_go_raw);
 	RUN(bytes_that_are_not_http_are_work);
 	RUN(a_long_target_is_not_a_poll);
+	RUN(each_request_is_kept_with_its_target_and_where_it_ends);
+	RUN(a_request_cut_half_way_is_not_complete_and_close_is_kept);
 	return check_done();
 }
