@@ -52,9 +52,14 @@ status=$(api trimfpr GET /v1/status)
 jcheck "GET /v1/status through the instance socket" "$status" '.memory.total > 0'
 jcheck "status: page reporting active" "$status" '.page_reporting.active == true'
 
-# The guest runs the agent as Alpine would: the musl-static build (mk/musl.mk), unless
-# VMCOST_AGENT_STATIC put another build in the lab (lab/build).
-agent_bin=${VMCOST_AGENT_STATIC:-$LAB_TEST_REPO/guest-agent/vmcost-agent-static}
+# The guest runs the agent as Alpine would: the musl-static build (mk/musl.mk; for an aarch64
+# lab, VMCOST_LAB_ARCH=aarch64, make agent-static-arm64), unless VMCOST_AGENT_STATIC put another
+# build in the lab (lab/build).
+if [ "${VMCOST_LAB_ARCH:-x86_64}" = aarch64 ]; then
+	agent_bin=${VMCOST_AGENT_STATIC_ARM64:-$LAB_TEST_REPO/guest-agent/vmcost-agent-static-arm64}
+else
+	agent_bin=${VMCOST_AGENT_STATIC:-$LAB_TEST_REPO/guest-agent/vmcost-agent-static}
+fi
 guest_sum=$(limactl shell trimfpr sha256sum /usr/bin/vmcost-agent | cut -d' ' -f1)
 check "the guest runs ${agent_bin#"$LAB_TEST_REPO"/} (else: make lab)" \
 	test "$guest_sum" = "$(sha256sum <"$agent_bin" | cut -d' ' -f1)"

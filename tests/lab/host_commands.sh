@@ -85,8 +85,16 @@ json_of "disk t1 5" vmcost disk t1 5 --json
 jq_check "disk: host, guest and log figures" \
 	'(.host.vm_process.bytes | type == "number") and (.guest.source | type == "string") and (.guest.disks | length >= 1) and (.ha_stderr_log | type == "object")'
 json_of "wakeups t1 3" vmcost wakeups t1 3 --json
+# The timer is LOC on x86_64 and the GIC's arch_timer line on aarch64 (VMCOST_LAB_ARCH).
+if [ "${VMCOST_LAB_ARCH:-x86_64}" = aarch64 ]; then
+	timer_is='(.guest.totals.timer.description | test("arch_timer"))'
+	qemu_var=QEMU_SYSTEM_AARCH64
+else
+	timer_is='.guest.totals.timer.name == "LOC"'
+	qemu_var=QEMU_SYSTEM_X86_64
+fi
 jq_check "wakeups: guest interrupts ranked, timer named, host view" \
-	'.guest.totals.interrupts_per_s > 0 and (.guest.interrupts | length > 0) and .guest.totals.timer.name == "LOC" and .host.cpu_percent >= 0'
+	".guest.totals.interrupts_per_s > 0 and (.guest.interrupts | length > 0) and $timer_is and .host.cpu_percent >= 0"
 out=$(vmcost doctor t1 --json 2>/dev/null)
 status=$?
 jq_check "doctor --json parses" '.instance == "t1"'
@@ -145,7 +153,7 @@ jq_check "trim t2: the guest freed cache, the host got (almost) nothing back, th
 	'.guest_freed >= 200 * 1048576 and .host_returned < .guest_freed / 10 and (.page_reporting | not) and (.note | contains("no free-page reporting"))'
 out=$(vmcost doctor t2 --json 2>/dev/null)
 jq_check "doctor t2: the vmType check warns and says how to add a balloon" \
-	'.host[] | select(.id == "vm-type") | .status == "warn" and (.fix | contains("QEMU_SYSTEM_X86_64"))'
+	".host[] | select(.id == \"vm-type\") | .status == \"warn\" and (.fix | contains(\"$qemu_var\"))"
 
 # ---- stopped instance -------------------------------------------------------------------------
 limactl stop t1 >/dev/null 2>&1

@@ -26,10 +26,12 @@ qemu=$(cat "$dir/qemu.pid")
 ha=$(cat "$dir/ha.pid")
 check "qemu.pid is alive" kill -0 "$qemu"
 check "ha.pid is alive" kill -0 "$ha"
-check "qemu.pid is the QEMU process" sh -c "readlink /proc/$qemu/exe | grep -q qemu-system-x86_64"
+# VMCOST_LAB_ARCH=aarch64 runs the suite on the aarch64 lab (lab/vm --arch).
+arch=${VMCOST_LAB_ARCH:-x86_64}
+check "qemu.pid is the QEMU process" sh -c "readlink /proc/$qemu/exe | grep -q qemu-system-$arch"
 check "QEMU is a child of the hostagent" test "$(awk '{print $4}' "/proc/$qemu/stat")" = "$ha"
 check "lima.yaml: vmType qemu" grep -qx 'vmType: qemu' "$dir/lima.yaml"
-check "lima.yaml: arch" grep -qx 'arch: x86_64' "$dir/lima.yaml"
+check "lima.yaml: arch" grep -qx "arch: $arch" "$dir/lima.yaml"
 check "lima.yaml: agent socket forward" grep -q 'hostSocket: "{{.Dir}}/sock/vmcost-agent.sock"' "$dir/lima.yaml"
 
 # ---- limactl list --json --------------------------------------------------------------------
@@ -41,7 +43,7 @@ check "name" jqt '.name == "t1"'
 check "status Running" jqt '.status == "Running"'
 check "dir" jqt ".dir == \"$dir\""
 check "vmType qemu" jqt '.vmType == "qemu"'
-check "arch" jqt '.arch == "x86_64"'
+check "arch" jqt ".arch == \"$arch\""
 check "cpus is a number" jqt '.cpus == 2'
 check "memory in bytes" jqt '.memory == 2147483648'
 check "disk in bytes" jqt '.disk == 4294967296'
