@@ -583,6 +583,22 @@ static void undo_freeze(const struct engine_record *rec, int guard_fd)
 	record_remove();
 }
 
+/* Why engine_guard_install found nothing to guard at path: "missing", "a symlink"... */
+static const char *guard_missing_why(const char *path)
+{
+	char full[512];
+	struct stat sb;
+	if (!vmc_fs_path(full, sizeof full, "%s", path) || lstat(full, &sb) < 0)
+		return "it does not exist";
+	if (S_ISLNK(sb.st_mode))
+		return "it is a symbolic link";
+	if (S_ISDIR(sb.st_mode))
+		return "it is a directory";
+	if (!S_ISSOCK(sb.st_mode))
+		return "it is not a socket";
+	return "it went away meanwhile";
+}
+
 static json_t *freeze_locked(const struct agent_config *cfg, char *err, size_t errsize)
 {
 	double t0 = vmc_monotonic_s();
@@ -598,6 +614,15 @@ static json_t *freeze_locked(const struct agent_config *cfg, char *err, size_t e
 	int guard_fd = guard_enabled ? engine_guard_install(cfg->docker_socket, err, errsize) : -2;
 	if (guard_fd == -1)
 		return NULL;
+	if (guard_fd == -2 && guard_enabled) {
+		/* Unguarded, every client of docker.sock would hang on the frozen dockerd. */
+		set_err(err, errsize, ENOTSOCK,
+			"%s is not a socket the agent can guard (%s): a frozen engine would leave "
+			"its clients hanging, so it stays thawed (docker-socket in "
+			"/etc/vmcost/agent.yaml names dockerd's socket)",
+			cfg->docker_socket, guard_missing_why(cfg->docker_socket));
+		return NULL;
+	}
 	rec.socket_aside = guard_fd >= 0;
 	if (guard_fd >= 0) {
 		char serr[256] = "";

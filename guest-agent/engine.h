@@ -67,8 +67,10 @@ json_t *engine_status(const struct agent_config *cfg, char *err, size_t errsize)
 /*
  * POST /v1/engine/freeze. Refuses (NULL, errno EBUSY) while a container runs or the cgroups hold
  * processes that are not the engine's (named in err); ENOTSUP without a cgroup v2 freezer;
- * ENOENT without an engine; ETIMEDOUT when frozen 1 did not come within engine-freeze-timeout
- * (the engine is thawed again). Already frozen: the status, "action": "already-frozen".
+ * ENOENT without an engine; ENOTSOCK when the guard is in use (engine_use_guard_process) and
+ * docker-socket is no socket it can guard (missing, a symlink): unguarded, its clients would
+ * hang; ETIMEDOUT when frozen 1 did not come within engine-freeze-timeout (the engine is thawed
+ * again). Already frozen: the status, "action": "already-frozen".
  */
 json_t *engine_freeze(const struct agent_config *cfg, char *err, size_t errsize);
 /* POST /v1/engine/thaw: thaws, puts dockerd's socket back, lets the guard go. Idempotent. */

@@ -227,7 +227,8 @@ static int cmd_balloon(const struct cli *cli)
 	return 0;
 }
 
-/* A refusal (EBUSY, ENOENT, ENOTSUP) is not a failure of the agent, but it is not a freeze. */
+/* A refusal (EBUSY, ENOENT, ENOTSUP, ENOTSOCK) is not a failure of the agent, but it is not a
+ * freeze. */
 static int cmd_engine(const struct cli *cli)
 {
 	if (cli->nargs < 1)

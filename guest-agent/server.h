@@ -13,18 +13,30 @@
 struct agent_server;
 
 /*
- * Limits that keep the API answering under load (autostop wakes the engine through it).
- * A connection that sends nothing for SERVER_READ_TIMEOUT_S (a client stalled halfway through
- * its request, an idle keep-alive) is closed and its thread ends; time inside a handler (a long
- * wakeups) does not count. Connections are cheap (a thread sleeping in poll()), so their limit
- * is far above what a handful of stalled clients can hold within the timeout; beyond it new
- * ones wait in the listen backlog. The work is what is bounded: with SERVER_MAX_REQUESTS
- * requests running, the next one is answered 503 at once with Retry-After.
+ * Limits that keep the API answering under load (autostop freezes and thaws the engine through
+ * it):
+ *   - A request must be complete (head and body) within SERVER_REQUEST_DEADLINE_S of the
+ *     connection (or, kept alive, of the previous response): a client that sends a byte every
+ *     few seconds, which an inactivity timeout never ends, is cut then. Time inside a handler
+ *     (a long wakeups) does not count.
+ *   - A connection that sends nothing for SERVER_READ_TIMEOUT_S is closed too, while its
+ *     response is sent as well.
+ *   - Up to SERVER_MAX_CONNECTIONS connections are served; SERVER_SPARE_CONNECTIONS more are
+ *     accepted only to answer their request 503 at once (Retry-After, Connection: close), so a
+ *     client learns the agent is full instead of waiting. Those too must send their request
+ *     within the deadline, so stalled clients hold every connection for at most that long.
+ *     Beyond both, libmicrohttpd closes a new connection at once.
+ *   - With SERVER_MAX_REQUESTS requests running, the next one is answered 503 at once.
+ * Connections are cheap (a thread sleeping in poll()). The deadlines are kept by one thread
+ * that sleeps without a timeout while no connection waits for a request, so an idle guest pays
+ * nothing for them.
  */
-#define SERVER_READ_TIMEOUT_S	5u
-#define SERVER_MAX_CONNECTIONS	256u
-#define SERVER_MAX_REQUESTS	16
-#define SERVER_BUSY_RETRY_AFTER "1"
+#define SERVER_REQUEST_DEADLINE_S 5.0
+#define SERVER_READ_TIMEOUT_S	  5u
+#define SERVER_MAX_CONNECTIONS	  256u
+#define SERVER_SPARE_CONNECTIONS  256u
+#define SERVER_MAX_REQUESTS	  16
+#define SERVER_BUSY_RETRY_AFTER	  "1"
 
 /*
  * Two steps, so that the daemon can switch its log to syslog in between: server_open creates the

@@ -284,10 +284,12 @@ static void put_balloon_order(const struct server_ctx *ctx, const struct server_
 	core_reply(ctx->ops->balloon_set_order(value, err, sizeof err), err, reply);
 }
 
-/* A refusal (a container runs, foreign processes, no freezer, no engine) is a 409. */
+/* A refusal (a container runs, foreign processes, no freezer, no engine, a docker.sock that
+ * cannot be guarded) is a 409. */
 static void engine_reply(json_t *doc, int errnum, const char *err, struct server_reply *reply)
 {
-	if (!doc && (errnum == EBUSY || errnum == ENOENT || errnum == ENOTSUP)) {
+	if (!doc &&
+	    (errnum == EBUSY || errnum == ENOENT || errnum == ENOTSUP || errnum == ENOTSOCK)) {
 		server_error(reply, 409, "%s", err);
 		return;
 	}

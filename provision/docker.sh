@@ -158,6 +158,30 @@ EOF
 	say "wrote /etc/docker/daemon.json (log rotation 3 x 10 MB, build cache GC at 10 GB)"
 }
 
+# A frozen dockerd ignores SIGTERM: `rc-service docker stop` while vmcost-agent has the engine
+# frozen would wait out the 60 s retry and end in SIGKILL. openrc-run reads /etc/conf.d/docker
+# before it runs the stop, so the thaw is a top-level line there, not a stop_pre(): OpenRC 0.63
+# moves the stopping shell into /sys/fs/cgroup/openrc.docker, frozen with the engine, before it
+# calls stop_pre(). The same lines as the template fragment's installer writes (whichever comes
+# first), so that the boot that installs docker has them too.
+thaw_marker="# vmcost: thaw the engine before this service stops"
+add_thaw_hook() { # conf.d file: true if it changed
+	if [ -f "$1" ] && grep -qxF "$thaw_marker" "$1"; then
+		return 1
+	fi
+	mkdir -p "${1%/*}"
+	[ ! -e "$1" ] || cp -p "$1" "$1.vmcost-new"
+	{
+		[ ! -f "$1" ] || cat "$1"
+		echo "$thaw_marker"
+		echo "# (vmcost-agent engine thaw). A frozen dockerd ignores SIGTERM, and OpenRC 0.63 moves the"
+		echo "# stopping shell into this service's frozen cgroup before stop_pre(): so here, at the top."
+		# shellcheck disable=SC2016 # expanded by openrc-run, not here
+		echo 'case ${RC_CMD:-} in stop | restart) [ ! -x /usr/local/bin/vmcost-agent ] || /usr/local/bin/vmcost-agent engine thaw >/dev/null 2>&1 || true ;; esac'
+	} >"$1.vmcost-new"
+	mv -f "$1.vmcost-new" "$1"
+}
+
 in_group() { # group, user
 	awk -F: -v g="$1" -v u="$2" '
 		$1 == g { n = split($4, m, ","); for (i = 1; i <= n; i++) if (m[i] == u) found = 1 }
@@ -178,6 +202,10 @@ write_daemon_json
 if ! in_group docker "$user"; then
 	addgroup "$user" docker
 	say "added $user to the docker group"
+fi
+
+if add_thaw_hook "$root/etc/conf.d/docker"; then
+	say "/etc/conf.d/docker thaws the engine before docker stops"
 fi
 
 [ -e "$root/etc/runlevels/default/docker" ] || rc-update add docker default

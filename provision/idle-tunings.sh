@@ -15,8 +15,9 @@ root=${VMCOST_ROOT:-}
 # The kernel command line (init_on_free=1 psi=1 nowatchdog sysctl.vm.compaction_proactiveness=0)
 # and GRUB_TIMEOUT=0 are set by a boot script on the cloud image (provision/boot-kernel-args.sh),
 # so the first boot's reboot (provision/boot-first-reboot.sh) makes them live.
-# Where the command line cannot change (the ISO), the same settings that sysctl can make.
-runtime_sysctls="kernel.watchdog=0 vm.compaction_proactiveness=0"
+# Where the command line cannot change (the ISO), what sysctl can set of it (kernel.watchdog=0,
+# vm.compaction_proactiveness=0) is set by the template fragment's installer on every guest it
+# serves, these templates' included (provision/idle-sysctls.sh, in the agent's tarball).
 
 say() { echo "vmcost idle-tunings: $*"; }
 
@@ -153,35 +154,12 @@ keep_acpid() {
 	say "acpid enabled (graceful limactl stop)"
 }
 
-# Without GRUB: /etc/sysctl.d, and /proc/sys right now. This script writes /proc/sys at every
-# boot: on the ISO, OpenRC's sysctl service (boot runlevel) reads the image's /etc/sysctl.d before
-# the data volume's /etc is mounted, so the file does not reach it.
-apply_runtime_sysctls() {
-	mkdir -p "$root/etc/sysctl.d"
-	new=$(mktemp)
-	{
-		echo "# vmcost idle tunings (provision/idle-tunings.sh), what the kernel command line"
-		echo "# would set if it could change: results/idle-tunings-lab-2026-12-02.md"
-		for kv in $runtime_sysctls; do
-			echo "${kv%%=*} = ${kv#*=}"
-		done
-	} >"$new"
-	if update_file "$root/etc/sysctl.d/60-vmcost-idle.conf" "$new"; then
-		say "wrote /etc/sysctl.d/60-vmcost-idle.conf: $runtime_sysctls"
-	fi
-	for kv in $runtime_sysctls; do
-		file=$root/proc/sys/$(echo "${kv%%=*}" | tr . /)
-		[ -f "$file" ] || continue
-		[ "$(cat "$file")" = "${kv#*=}" ] || echo "${kv#*=}" >"$file"
-	done
-}
-
-# The ISO has no GRUB and its command line cannot change: sysctl does what it can there. With GRUB
-# the boot script has set the command line already.
+# The ISO has no GRUB and its command line cannot change: the fragment's idle-sysctls.sh sets
+# what sysctl can of it (it runs before this script: Lima runs a base's scripts first). With
+# GRUB the boot script has set the command line already.
 tune_kernel() {
 	[ ! -f "$root/etc/default/grub" ] || return 0
-	say "no /etc/default/grub: the kernel command line is fixed by the image (the ISO bakes it in)"
-	apply_runtime_sysctls
+	say "no /etc/default/grub: the kernel command line is fixed by the image (the ISO bakes it in); the agent's installer sets what sysctl can of it"
 }
 
 # Trim every mounted block filesystem at every boot: deleted images and volumes go back to the

@@ -12,6 +12,10 @@
 #   the libraries the agent links stay.
 #   Fedora (dnf, systemd): build tools installed by this script stay installed.
 # Packages are installed only when missing (an image that has them needs no network).
+# On every guest it also applies the idle sysctls (idle-sysctls.sh), and for the engine that
+# vmcost-agent can freeze: a thaw before a hand-run stop of docker or containerd (systemd: the
+# unit systemd/vmcost-engine-thaw.service; OpenRC: a line in /etc/conf.d/docker and
+# /etc/conf.d/containerd), and on systemd a quieter standalone containerd (containerd-quiet.sh).
 # Idempotent: a second run changes no file. VMCOST_USER: the Lima user (the installer passes it);
 # VMCOST_ROOT (tests only) prefixes every path.
 set -eu
@@ -23,6 +27,7 @@ stamp=/usr/local/lib/vmcost/agent-sources.sha256
 socket=/run/vmcost-agent.sock
 openrc_service=/etc/init.d/cache-trim
 systemd_unit=/etc/systemd/system/cache-trim.service
+thaw_unit=/etc/systemd/system/vmcost-engine-thaw.service
 
 say() { echo "vmcost agent: $*"; }
 die() {
@@ -201,6 +206,57 @@ run_systemd_service() { # restart
 	systemctl start cache-trim.service
 }
 
+# ---- the engine: thawed before a stop, quieter ---------------------------------------------------
+# A frozen dockerd ignores SIGTERM: a `systemctl stop docker` or `rc-service docker stop` run by
+# hand while vmcost-agent has the engine frozen would wait out the stop timeout and end in
+# SIGKILL. The agent's own service thaws when it stops, and stops first at shutdown; these cover
+# a stop of the engine's services alone.
+
+# systemd: a unit of its own (its comments say why not a drop-in for docker.service), enabled
+# for docker.service and containerd.service (WantedBy=) and started. Then containerd-quiet.sh,
+# which leaves everything but a standalone containerd.service alone.
+systemd_engine() {
+	if install_file "$src/systemd/vmcost-engine-thaw.service" "$thaw_unit" 0644; then
+		say "installed $thaw_unit"
+		systemctl daemon-reload
+	fi
+	systemctl is-enabled --quiet vmcost-engine-thaw.service || systemctl enable vmcost-engine-thaw.service
+	systemctl start vmcost-engine-thaw.service
+	sh "$root$src/containerd-quiet.sh" || say "warning: containerd-quiet.sh failed (above); containerd is left as it was"
+}
+
+# OpenRC: openrc-run reads /etc/conf.d/SERVICE before it runs the service's stop. The thaw is
+# a top-level line there, not a stop_pre() (which an init script's own stop_pre() would replace):
+# OpenRC 0.63 moves the stopping shell into /sys/fs/cgroup/openrc.SERVICE, frozen with the
+# engine, before it calls stop_pre(), and the stop would freeze with it. provision/docker.sh
+# (the vmcost templates) writes the same lines for the docker it installs.
+thaw_marker="# vmcost: thaw the engine before this service stops"
+add_thaw_hook() { # conf.d file: true if it changed
+	if [ -f "$1" ] && grep -qxF "$thaw_marker" "$1"; then
+		return 1
+	fi
+	mkdir -p "${1%/*}"
+	[ ! -e "$1" ] || cp -p "$1" "$1.vmcost-new"
+	{
+		[ ! -f "$1" ] || cat "$1"
+		echo "$thaw_marker"
+		echo "# (vmcost-agent engine thaw). A frozen dockerd ignores SIGTERM, and OpenRC 0.63 moves the"
+		echo "# stopping shell into this service's frozen cgroup before stop_pre(): so here, at the top."
+		# shellcheck disable=SC2016 # expanded by openrc-run, not here
+		echo 'case ${RC_CMD:-} in stop | restart) [ ! -x /usr/local/bin/vmcost-agent ] || /usr/local/bin/vmcost-agent engine thaw >/dev/null 2>&1 || true ;; esac'
+	} >"$1.vmcost-new"
+	mv -f "$1.vmcost-new" "$1"
+}
+
+openrc_engine() {
+	for svc in docker containerd; do
+		[ -e "$root/etc/init.d/$svc" ] || continue
+		if add_thaw_hook "$root/etc/conf.d/$svc"; then
+			say "/etc/conf.d/$svc thaws the engine before $svc stops"
+		fi
+	done
+}
+
 # ---- main ----------------------------------------------------------------------------------------
 # The sources' digest names exactly what the binary was built from (file names and contents).
 sources_digest() {
@@ -211,6 +267,8 @@ sources_digest() {
 }
 
 [ -f "$root$src/build.sh" ] || die "$src/build.sh is missing: the agent's sources were not unpacked"
+# First, so that a failing build cannot leave an idle guest without them.
+sh "$root$src/idle-sysctls.sh" || say "warning: idle-sysctls.sh failed (above)"
 restart=0
 digest=$(sources_digest)
 if [ ! -x "$root$bin" ] || [ "$(cat "$root$stamp" 2>/dev/null)" != "$digest" ]; then
@@ -227,8 +285,14 @@ fi
 [ -L "$root/usr/bin/vmcost-agent" ] || ln -sf "$bin" "$root/usr/bin/vmcost-agent"
 
 case $(init_system) in
-openrc) run_openrc_service "$restart" ;;
-systemd) run_systemd_service "$restart" ;;
+openrc)
+	run_openrc_service "$restart"
+	openrc_engine
+	;;
+systemd)
+	run_systemd_service "$restart"
+	systemd_engine
+	;;
 *) die "neither OpenRC (/sbin/openrc-run) nor systemd (/run/systemd/system): start '$bin run --config /etc/vmcost/agent.yaml' yourself" ;;
 esac
 

@@ -47,6 +47,9 @@ checkout_files() { # dir
 	echo "install.sh $1/provision/install-vmcost-agent.sh"
 	echo "init.d/cache-trim $1/provision/init.d/cache-trim"
 	echo "systemd/cache-trim.service $1/provision/systemd/cache-trim.service"
+	echo "systemd/vmcost-engine-thaw.service $1/provision/systemd/vmcost-engine-thaw.service"
+	echo "idle-sysctls.sh $1/provision/idle-sysctls.sh"
+	echo "containerd-quiet.sh $1/provision/containerd-quiet.sh"
 	echo "agent.yaml $1/provision/vmcost-agent.yaml"
 }
 

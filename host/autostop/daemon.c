@@ -41,7 +41,9 @@
 #define BUSY_RETRY_MS 50
 /* The agent waits up to engine-freeze-timeout (default 5 s) for the cgroups to freeze. */
 #define FREEZE_TIMEOUT_MS 30000
-#define BUSY_RETRIES	  200
+/* A thaw is a few writes in the guest: held clients wait at most this long for its answer. */
+#define THAW_TIMEOUT_MS 10000
+#define BUSY_RETRIES	200
 /* The snapshot before a stop: all its requests together (the stop waits for it). */
 #define SNAPSHOT_BUDGET_MS 30000L
 
@@ -75,7 +77,7 @@ struct daemon {
 	char miss_why[300]; /* why the snapshot did not answer the last request offered */
 };
 
-enum job_kind { JOB_PING, JOB_CHECK, JOB_HEAL, JOB_FREEZE, JOB_SNAPSHOT };
+enum job_kind { JOB_PING, JOB_CHECK, JOB_HEAL, JOB_FREEZE, JOB_THAW, JOB_SNAPSHOT };
 
 struct probe_job {
 	uv_work_t req;
@@ -85,7 +87,8 @@ struct probe_job {
 	struct autostop_check check;
 	enum autostop_heal heal;
 	char heal_why[600];
-	bool freeze_ok;
+	enum autostop_freeze_result freeze;
+	bool thaw_ok;
 	struct snapshot *snap;
 	char versions[SNAPSHOT_VERSIONS_MAX][16];
 	size_t nversions;
@@ -100,34 +103,51 @@ static const char *job_name(enum job_kind k)
 	       : k == JOB_CHECK	   ? "check"
 	       : k == JOB_HEAL	   ? "heal of docker.sock"
 	       : k == JOB_SNAPSHOT ? "snapshot"
-				   : "engine freeze";
+	       : k == JOB_FREEZE   ? "engine freeze"
+				   : "engine thaw";
 }
 
-/* POST /v1/engine/freeze through the agent's socket; why: the agent's refusal, if any. */
-static void freeze_work(struct probe_job *job)
+/*
+ * POST path through the agent's socket. Returns the HTTP status (0: no answer); why: the
+ * agent's error message, or what failed.
+ */
+static long agent_post(struct probe_job *job, const char *path, long timeout_ms)
 {
 	struct forward f;
 	forward_get(job->instance_dir, FORWARD_AGENT, &f);
-	struct http_request req = {.socket_path = f.host,
-				   .method = "POST",
-				   .path = "/v1/engine/freeze",
-				   .timeout_ms = FREEZE_TIMEOUT_MS};
+	struct http_request req = {
+	    .socket_path = f.host, .method = "POST", .path = path, .timeout_ms = timeout_ms};
 	struct http_response resp;
-	int rc = http_do(&req, &resp);
-	job->freeze_ok = rc == 0 && resp.status == 200;
-	if (!job->freeze_ok) {
+	long status = http_do(&req, &resp) == 0 ? resp.status : 0;
+	if (status != 200) {
 		json_t *j = resp.body ? json_loads(resp.body, 0, NULL) : NULL;
 		const char *msg = j ? vmc_json_get_str(j, "error") : NULL;
 		if (msg)
 			vmc_textf(job->heal_why, sizeof job->heal_why, "%s", msg);
-		else if (resp.status)
-			vmc_textf(job->heal_why, sizeof job->heal_why, "HTTP %ld", resp.status);
+		else if (status)
+			vmc_textf(job->heal_why, sizeof job->heal_why, "HTTP %ld", status);
 		else
 			vmc_textf(job->heal_why, sizeof job->heal_why, "%s: %s", f.host,
 				  resp.error);
 		json_decref(j);
 	}
 	http_response_free(&resp);
+	return status;
+}
+
+/* 409 and the like are a refusal for this idle period; 503 is a busy agent, asked again. */
+static void freeze_work(struct probe_job *job)
+{
+	long status = agent_post(job, "/v1/engine/freeze", FREEZE_TIMEOUT_MS);
+	job->freeze = status == 200   ? AUTOSTOP_FREEZE_OK
+		      : status == 503 ? AUTOSTOP_FREEZE_BUSY
+		      : status != 0   ? AUTOSTOP_FREEZE_REFUSED
+				      : AUTOSTOP_FREEZE_FAILED;
+}
+
+static void thaw_work(struct probe_job *job)
+{
+	job->thaw_ok = agent_post(job, "/v1/engine/thaw", THAW_TIMEOUT_MS) == 200;
 }
 
 /* Lima first: a VM that is not running has no forward to heal. */
@@ -223,6 +243,8 @@ static void probe_work(uv_work_t *req)
 		probe_check(job->sock, job->instance, PROBE_CHECK_TIMEOUT_MS, &job->check);
 	else if (job->kind == JOB_FREEZE)
 		freeze_work(job);
+	else if (job->kind == JOB_THAW)
+		thaw_work(job);
 	else if (job->kind == JOB_SNAPSHOT)
 		snapshot_work(job);
 	else
@@ -298,9 +320,14 @@ static void probe_done(uv_work_t *req, int status)
 		}
 	} else if (job->kind == JOB_FREEZE) {
 		if (!d->shutting_down)
-			apply(d,
-			      autostop_freeze_done(&d->st, now_s(), status == 0 && job->freeze_ok,
-						   job->heal_why));
+			apply(d, autostop_freeze_done(&d->st, now_s(),
+						      status == 0 ? job->freeze
+								  : AUTOSTOP_FREEZE_FAILED,
+						      job->heal_why));
+	} else if (job->kind == JOB_THAW) {
+		if (!d->shutting_down)
+			apply(d, autostop_thaw_done(&d->st, now_s(), status == 0 && job->thaw_ok,
+						    job->heal_why, count_held(d)));
 	} else if (job->kind == JOB_HEAL) {
 		if (!d->shutting_down)
 			apply(d, autostop_heal_done(&d->st, now_s(),
@@ -328,11 +355,26 @@ static void probe_done(uv_work_t *req, int status)
 	free(job);
 }
 
+/* A job that could not be queued still gets its answer: nothing may wait for it forever. */
+static void job_not_queued(struct daemon *d, enum job_kind kind, const char *why)
+{
+	if (kind == JOB_HEAL)
+		apply(d, autostop_heal_done(&d->st, now_s(), AUTOSTOP_HEAL_FAILED, why,
+					    count_held(d)));
+	else if (kind == JOB_FREEZE)
+		apply(d, autostop_freeze_done(&d->st, now_s(), AUTOSTOP_FREEZE_FAILED, why));
+	else if (kind == JOB_THAW)
+		apply(d, autostop_thaw_done(&d->st, now_s(), false, why, count_held(d)));
+	else if (kind == JOB_SNAPSHOT)
+		stop_now(d); /* no snapshot: the stop goes on without one */
+}
+
 static void queue_probe(struct daemon *d, enum job_kind kind)
 {
 	struct probe_job *job = calloc(1, sizeof *job);
 	if (!job) {
 		vmc_warn("out of memory: skipping a Docker API %s", job_name(kind));
+		job_not_queued(d, kind, "out of memory");
 		return;
 	}
 	job->req.data = job;
@@ -347,11 +389,7 @@ static void queue_probe(struct daemon *d, enum job_kind kind)
 	if (rc < 0) {
 		vmc_warn("cannot queue a Docker API %s: %s", job_name(kind), uv_strerror(rc));
 		free(job);
-		if (kind == JOB_HEAL)
-			apply(d, autostop_heal_done(&d->st, now_s(), AUTOSTOP_HEAL_FAILED,
-						    uv_strerror(rc), count_held(d)));
-		if (kind == JOB_SNAPSHOT)
-			stop_now(d);
+		job_not_queued(d, kind, uv_strerror(rc));
 		return;
 	}
 	if (kind == JOB_PING)
@@ -639,6 +677,8 @@ static void apply(struct daemon *d, struct autostop_actions act)
 		queue_probe(d, JOB_HEAL);
 	if (act.todo & AUTOSTOP_DO_FREEZE)
 		queue_probe(d, JOB_FREEZE);
+	if (act.todo & AUTOSTOP_DO_THAW)
+		queue_probe(d, JOB_THAW);
 }
 
 /* ---- clients ------------------------------------------------------------------------------ */
@@ -648,7 +688,8 @@ static void on_busy_timer(uv_timer_t *t)
 {
 	struct daemon *d = t->data;
 	if (d->st.state == AUTOSTOP_STOPPING || d->st.state == AUTOSTOP_HEALING ||
-	    (d->st.state == AUTOSTOP_STARTING && !d->st.ping_answered))
+	    (d->st.state == AUTOSTOP_STARTING && !d->st.ping_answered) ||
+	    d->st.engine == AUTOSTOP_ENGINE_FREEZING || d->st.engine == AUTOSTOP_ENGINE_THAWING)
 		return;
 	struct relay *r = d->relays;
 	while (r) {
@@ -976,11 +1017,16 @@ int autostop_daemon_run(const struct autostop_config *cfg, char *err, size_t err
 		return rc;
 	}
 	init_handles(d);
-	char period[32], msg[PATH_MAX * 2 + 200];
+	char period[32], freeze[80] = "", msg[PATH_MAX * 2 + 300];
 	vmc_format_duration(cfg->idle_s, period, sizeof period);
-	vmc_textf(msg, sizeof msg, "%s: listening on %s%s, relaying to %s; idle period %s",
+	if (cfg->freeze_after_s > 0 && cfg->freeze_after_s < cfg->idle_s) {
+		char after[32];
+		vmc_format_duration(cfg->freeze_after_s, after, sizeof after);
+		vmc_textf(freeze, sizeof freeze, ", the engine frozen after %s of it", after);
+	}
+	vmc_textf(msg, sizeof msg, "%s: listening on %s%s, relaying to %s; idle period %s%s",
 		  cfg->instance, cfg->listen, cfg->listen_fd >= 0 ? " (socket activation)" : "",
-		  cfg->upstream, period);
+		  cfg->upstream, period, freeze);
 	log_line(d, "listen", msg);
 	struct autostop_actions first =
 	    autostop_init(&d->st, cfg->instance, cfg->idle_s, cfg->instance_running, now_s());

@@ -38,6 +38,23 @@ const char *autostop_state_name(enum autostop_state s)
 	return "unknown";
 }
 
+const char *autostop_engine_name(enum autostop_engine e)
+{
+	switch (e) {
+	case AUTOSTOP_ENGINE_UNKNOWN:
+		return "unknown";
+	case AUTOSTOP_ENGINE_RUNNING:
+		return "running";
+	case AUTOSTOP_ENGINE_FREEZING:
+		return "freezing";
+	case AUTOSTOP_ENGINE_FROZEN:
+		return "frozen";
+	case AUTOSTOP_ENGINE_THAWING:
+		return "thawing";
+	}
+	return "unknown";
+}
+
 static void set_state(struct autostop *a, enum autostop_state s, double now)
 {
 	if (a->state != s)
@@ -88,8 +105,18 @@ static bool snapshot_usable(const struct autostop *a)
 	return a->snapshot && !a->wake_on_any;
 }
 
+/* The VM stops or went away: whatever autostop froze went with it. */
+static void engine_gone(struct autostop *a, double now)
+{
+	if (a->engine == AUTOSTOP_ENGINE_FROZEN || a->engine == AUTOSTOP_ENGINE_THAWING)
+		a->frozen_total += now - a->frozen_since;
+	a->engine = AUTOSTOP_ENGINE_UNKNOWN;
+	a->thaw_wanted = a->thaw_for_stop = false;
+}
+
 static void begin_start(struct autostop *a, double now, struct autostop_actions *act)
 {
+	engine_gone(a, now);
 	set_state(a, AUTOSTOP_STARTING, now);
 	a->start_began = now;
 	a->ping_answered = false;
@@ -171,6 +198,37 @@ enum autostop_request autostop_request_kind(const char *method, const char *targ
 	return AUTOSTOP_REQ_WORK;
 }
 
+static void begin_thaw(struct autostop *a, struct autostop_actions *act, const char *why)
+{
+	a->engine = AUTOSTOP_ENGINE_THAWING;
+	if (why != a->thaw_why)
+		vmc_textf(a->thaw_why, sizeof a->thaw_why, "%s", why);
+	act->todo |= AUTOSTOP_DO_THAW;
+}
+
+/*
+ * Before a client's bytes reach a frozen engine, autostop thaws it (a frozen dockerd reads
+ * nothing): true while the client must be held for that.
+ */
+static bool engine_holds(struct autostop *a, struct autostop_actions *act, const char *why)
+{
+	switch (a->engine) {
+	case AUTOSTOP_ENGINE_FROZEN:
+		begin_thaw(a, act, why);
+		return true;
+	case AUTOSTOP_ENGINE_FREEZING:
+		a->thaw_wanted = true; /* thawed as soon as the freeze is answered */
+		vmc_textf(a->thaw_why, sizeof a->thaw_why, "%s", why);
+		return true;
+	case AUTOSTOP_ENGINE_THAWING:
+		return true;
+	case AUTOSTOP_ENGINE_UNKNOWN:
+	case AUTOSTOP_ENGINE_RUNNING:
+		break;
+	}
+	return false;
+}
+
 bool autostop_client_opened(struct autostop *a, double now, struct autostop_actions *act)
 {
 	(void)now;
@@ -181,7 +239,9 @@ bool autostop_client_opened(struct autostop *a, double now, struct autostop_acti
 	/* Settling after the stop: docker.sock refuses, then the snapshot answers. */
 	if (a->state == AUTOSTOP_STOPPING)
 		return autostop_snapshot_answers(a);
-	return a->state != AUTOSTOP_HEALING;
+	if (a->state == AUTOSTOP_HEALING)
+		return false;
+	return !engine_holds(a, act, "a client arrived");
 }
 
 struct autostop_actions autostop_client_closed(struct autostop *a, double now)
@@ -212,10 +272,13 @@ struct autostop_actions autostop_client_activity(struct autostop *a, double now,
 		return act;
 	count(&a->working, AUTOSTOP_WORKING, was, is);
 	count(&a->polling, AUTOSTOP_POLLING, was, is);
+	/* A connection kept open across the freeze sent a request: its bytes wait in dockerd's
+	 * socket until the thaw. */
+	if (is != AUTOSTOP_QUIET)
+		engine_holds(a, &act, "a connection kept open sent a request");
 	if (is == AUTOSTOP_WORKING) {
 		a->idle_since = 0;
-		a->frozen =
-		    false; /* its connection thawed the engine; the next period may freeze */
+		a->freeze_tried = false; /* the next idle period may freeze again */
 		act.todo |= AUTOSTOP_DO_DISARM_TIMER;
 		return act;
 	}
@@ -314,6 +377,7 @@ static void check_failed(struct autostop *a, double now, const struct autostop_c
 {
 	a->idle_since = 0;
 	if (c->instance_stopped) {
+		engine_gone(a, now);
 		bool news = a->state != AUTOSTOP_DOWN;
 		set_state(a, AUTOSTOP_DOWN, now);
 		act->todo |= AUTOSTOP_DO_DISARM_TIMER;
@@ -340,41 +404,125 @@ void autostop_set_freeze_after(struct autostop *a, double seconds)
 	a->freeze_after = seconds > 0 && seconds < a->idle_period ? seconds : 0;
 }
 
-static bool freeze_due(const struct autostop *a, double idle_for)
+/* Seconds from now until a freeze is due (0: now), or -1 when none is ahead in this period. */
+static double freeze_in(const struct autostop *a, double now, double idle_for)
 {
-	return a->freeze_after > 0 && !a->frozen && idle_for + IDLE_SLACK_S >= a->freeze_after;
+	if (a->freeze_after <= 0 || a->freeze_tried || a->engine != AUTOSTOP_ENGINE_RUNNING)
+		return -1;
+	double in = a->freeze_after - idle_for;
+	if (a->freeze_retry_at > 0 && a->freeze_retry_at - now > in)
+		in = a->freeze_retry_at - now;
+	return in - IDLE_SLACK_S <= 0 ? 0 : in;
 }
 
 /* The next check: at the freeze point if one is still ahead, else at the period's end. */
-static void arm_idle(const struct autostop *a, struct autostop_actions *act, double idle_for)
+static void arm_idle(const struct autostop *a, struct autostop_actions *act, double now,
+		     double idle_for)
 {
 	double left = a->idle_period - idle_for;
-	if (a->freeze_after > 0 && !a->frozen && a->freeze_after > idle_for &&
-	    a->freeze_after - idle_for < left)
-		left = a->freeze_after - idle_for;
+	double in = freeze_in(a, now, idle_for);
+	if (in > 0 && in < left)
+		left = in;
 	arm(act, left);
 }
 
-struct autostop_actions autostop_freeze_done(struct autostop *a, double now, bool ok,
-					     const char *why)
+static void end_freeze_wait(struct autostop *a, struct autostop_actions *act)
+{
+	/* The clients held for the thaw go on; a check held for it runs now. */
+	a->thaw_wanted = false;
+	act->todo |= AUTOSTOP_DO_CONNECT_HELD;
+	if (a->thaw_for_stop) {
+		a->thaw_for_stop = false;
+		if (a->working == 0)
+			act->todo |= AUTOSTOP_DO_CHECK;
+	}
+}
+
+struct autostop_actions autostop_freeze_done(struct autostop *a, double now,
+					     enum autostop_freeze_result result, const char *why)
 {
 	struct autostop_actions act = {0};
+	if (a->engine != AUTOSTOP_ENGINE_FREEZING)
+		return act; /* the VM went away meanwhile */
 	char after[32];
 	vmc_format_duration(a->freeze_after, after, sizeof after);
-	if (ok) {
-		kind(a, "freeze");
-		decide(
-		    a, now, &act,
-		    "froze %s's Docker engine after %s idle (the next client thaws it); it stops "
-		    "at the period's end",
-		    a->name, after);
+	const char *reason = why && *why ? why : "no reason given";
+	kind(a, "freeze");
+	if (result == AUTOSTOP_FREEZE_OK) {
+		a->engine = AUTOSTOP_ENGINE_FROZEN;
+		a->frozen_since = now;
+		a->freezes++;
+		a->freeze_retry_at = 0;
+		if (a->thaw_wanted) {
+			a->thaw_wanted = false;
+			begin_thaw(a, &act, a->thaw_why);
+			decide(a, now, &act,
+			       "froze %s's Docker engine after %s idle; thawing it (%s)", a->name,
+			       after, a->thaw_why);
+			return act;
+		}
+		decide(a, now, &act,
+		       "froze %s's Docker engine after %s idle (autostop thaws it for the next "
+		       "client); it stops at the period's end",
+		       a->name, after);
 		return act;
 	}
-	a->frozen = true; /* refused: not again in this idle period */
-	kind(a, "freeze");
-	decide(a, now, &act, "%s's Docker engine stays thawed: the agent refused to freeze it (%s)",
-	       a->name, why && *why ? why : "no reason given");
+	a->engine = AUTOSTOP_ENGINE_RUNNING;
+	if (result == AUTOSTOP_FREEZE_BUSY) {
+		char retry[32];
+		vmc_format_duration(AUTOSTOP_FREEZE_RETRY_S, retry, sizeof retry);
+		a->freeze_tried = false;
+		a->freeze_retry_at = now + AUTOSTOP_FREEZE_RETRY_S;
+		decide(a, now, &act,
+		       "%s's Docker engine stays thawed for now: the agent is busy (%s); asking "
+		       "again in %s",
+		       a->name, reason, retry);
+		if (!a->thaw_wanted && a->working == 0 && a->idle_since > 0)
+			arm_idle(a, &act, now, now - a->idle_since);
+	} else if (result == AUTOSTOP_FREEZE_REFUSED) {
+		decide(a, now, &act,
+		       "%s's Docker engine stays thawed: the agent refused to freeze it (%s)",
+		       a->name, reason);
+	} else {
+		decide(a, now, &act,
+		       "%s's Docker engine stays thawed: the agent did not answer the freeze (%s)",
+		       a->name, reason);
+	}
+	if (a->thaw_wanted || a->thaw_for_stop)
+		end_freeze_wait(a, &act);
 	return act;
+}
+
+struct autostop_actions autostop_thaw_done(struct autostop *a, double now, bool ok, const char *why,
+					   unsigned held)
+{
+	struct autostop_actions act = {0};
+	if (a->engine != AUTOSTOP_ENGINE_THAWING)
+		return act;
+	char frozen[32], relaying[64] = "";
+	vmc_format_duration(now - a->frozen_since, frozen, sizeof frozen);
+	a->frozen_total += now - a->frozen_since;
+	a->engine = ok ? AUTOSTOP_ENGINE_RUNNING : AUTOSTOP_ENGINE_UNKNOWN;
+	if (held > 0)
+		vmc_textf(relaying, sizeof relaying, "; relaying %u held client%s", held,
+			  plural(held));
+	kind(a, "thaw");
+	if (ok)
+		decide(a, now, &act, "thawed %s's Docker engine after %s frozen (%s)%s", a->name,
+		       frozen, a->thaw_why, relaying);
+	else
+		decide(a, now, &act,
+		       "the agent did not thaw %s's Docker engine (%s); going on anyway: the "
+		       "guard on the guest's docker.sock thaws it on the first connection%s",
+		       a->name, why && *why ? why : "no reason given", relaying);
+	end_freeze_wait(a, &act);
+	return act;
+}
+
+double autostop_frozen_for(const struct autostop *a, double now)
+{
+	bool frozen = a->engine == AUTOSTOP_ENGINE_FROZEN || a->engine == AUTOSTOP_ENGINE_THAWING;
+	return frozen && now > a->frozen_since ? now - a->frozen_since : 0;
 }
 
 struct autostop_actions autostop_check_done(struct autostop *a, double now,
@@ -392,6 +540,13 @@ struct autostop_actions autostop_check_done(struct autostop *a, double now,
 	set_state(a, AUTOSTOP_RUNNING, now);
 	a->containers = c->running;
 	a->checked_once = true;
+	if (a->engine == AUTOSTOP_ENGINE_FROZEN) {
+		/* The check reached docker.sock, whose guard thawed the engine to answer it. */
+		a->frozen_total += now - a->frozen_since;
+		a->engine = AUTOSTOP_ENGINE_RUNNING;
+	} else if (a->engine == AUTOSTOP_ENGINE_UNKNOWN) {
+		a->engine = AUTOSTOP_ENGINE_RUNNING;
+	}
 	char period[32];
 	vmc_format_duration(a->idle_period, period, sizeof period);
 	if (a->working > 0) {
@@ -413,23 +568,33 @@ struct autostop_actions autostop_check_done(struct autostop *a, double now,
 	}
 	if (a->idle_since <= 0) {
 		a->idle_since = now;
-		a->frozen = false;
+		a->freeze_tried = false;
+		a->freeze_retry_at = 0;
 		kind(a, "idle");
 		decide(a, now, &act,
 		       "%s is idle: no client at work, no running container; it stops in %s "
 		       "unless that changes",
 		       a->name, period);
-		arm_idle(a, &act, 0);
+		arm_idle(a, &act, now, 0);
 		return act;
 	}
 	double idle_for = now - a->idle_since;
 	if (idle_for + IDLE_SLACK_S < a->idle_period) {
-		if (freeze_due(a, idle_for)) {
-			a->frozen = true;
-			a->freezes++;
+		if (freeze_in(a, now, idle_for) == 0) {
+			a->freeze_tried = true;
+			a->engine = AUTOSTOP_ENGINE_FREEZING;
 			act.todo |= AUTOSTOP_DO_FREEZE;
 		}
-		arm_idle(a, &act, idle_for);
+		arm_idle(a, &act, now, idle_for);
+		return act;
+	}
+	if (a->engine == AUTOSTOP_ENGINE_FREEZING || a->engine == AUTOSTOP_ENGINE_THAWING) {
+		/* Never stop a half-frozen engine: the check comes again once it is thawed. */
+		a->thaw_for_stop = true;
+		if (a->engine == AUTOSTOP_ENGINE_FREEZING) {
+			a->thaw_wanted = true;
+			vmc_textf(a->thaw_why, sizeof a->thaw_why, "the idle period ends");
+		}
 		return act;
 	}
 	if (a->polling > 0) {
@@ -438,6 +603,7 @@ struct autostop_actions autostop_check_done(struct autostop *a, double now,
 		return act;
 	}
 	set_state(a, AUTOSTOP_STOPPING, now);
+	engine_gone(a, now);
 	a->stops++;
 	a->idle_since = 0;
 	a->stop_done = false;
@@ -451,10 +617,34 @@ struct autostop_actions autostop_check_done(struct autostop *a, double now,
 
 struct autostop_actions autostop_timer_fired(struct autostop *a, double now)
 {
-	(void)now;
 	struct autostop_actions act = {0};
-	if (a->working == 0 && (a->state == AUTOSTOP_RUNNING || a->state == AUTOSTOP_UNHEALTHY))
-		act.todo |= AUTOSTOP_DO_CHECK;
+	if (a->working > 0 || (a->state != AUTOSTOP_RUNNING && a->state != AUTOSTOP_UNHEALTHY))
+		return act;
+	switch (a->engine) {
+	case AUTOSTOP_ENGINE_FROZEN:
+		/* Nothing came through the relay since the freeze. At the period's end the engine
+		 * is thawed first: the check then asks a running dockerd, and the VM stops with
+		 * one (a frozen dockerd ignores SIGTERM). */
+		if (a->idle_since > 0 &&
+		    autostop_idle_for(a, now) + IDLE_SLACK_S < a->idle_period) {
+			arm(&act, a->idle_period - autostop_idle_for(a, now));
+			return act;
+		}
+		a->thaw_for_stop = true;
+		begin_thaw(a, &act, "the idle period ends");
+		return act;
+	case AUTOSTOP_ENGINE_FREEZING:
+		a->thaw_wanted = a->thaw_for_stop = true;
+		vmc_textf(a->thaw_why, sizeof a->thaw_why, "the idle period ends");
+		return act;
+	case AUTOSTOP_ENGINE_THAWING:
+		a->thaw_for_stop = true;
+		return act;
+	case AUTOSTOP_ENGINE_UNKNOWN:
+	case AUTOSTOP_ENGINE_RUNNING:
+		break;
+	}
+	act.todo |= AUTOSTOP_DO_CHECK;
 	return act;
 }
 

@@ -59,7 +59,35 @@ enum autostop_action {
 					      autostop_freeze_done */
 	AUTOSTOP_DO_HEAL = 1 << 11, /* ask Lima whether it runs; if so re-create docker.sock's
 				       forward: autostop_heal_done */
+	AUTOSTOP_DO_THAW = 1 << 13, /* POST /v1/engine/thaw to the agent: autostop_thaw_done */
 };
+
+/*
+ * The guest's Docker engine as autostop froze and thawed it (--freeze-after). Autostop thaws it
+ * itself before it relays a client or stops the VM; the agent's guard on the guest's docker.sock
+ * only serves clients that come through Lima's forward directly.
+ */
+enum autostop_engine {
+	AUTOSTOP_ENGINE_UNKNOWN,  /* the VM is not seen running (or a thaw went unanswered) */
+	AUTOSTOP_ENGINE_RUNNING,  /* seen answering, not frozen by autostop */
+	AUTOSTOP_ENGINE_FREEZING, /* the freeze was asked for: new clients are held */
+	AUTOSTOP_ENGINE_FROZEN,	  /* the agent froze it */
+	AUTOSTOP_ENGINE_THAWING,  /* the thaw was asked for: new clients are held */
+};
+const char *autostop_engine_name(enum autostop_engine e);
+
+/* How the agent answered POST /v1/engine/freeze. */
+enum autostop_freeze_result {
+	AUTOSTOP_FREEZE_OK,	 /* 200: frozen */
+	AUTOSTOP_FREEZE_REFUSED, /* answered with a reason (409: a container runs...): not again in
+				    this idle period */
+	AUTOSTOP_FREEZE_BUSY,	/* 503: the agent is busy; asked again AUTOSTOP_FREEZE_RETRY_S later
+				 */
+	AUTOSTOP_FREEZE_FAILED, /* no answer (no agent in the guest, its forward is dead) */
+};
+
+/* A freeze the agent was too busy for (503) is asked for again this much later. */
+#define AUTOSTOP_FREEZE_RETRY_S 5.0
 
 /* What became of a dead docker.sock (forward.h). */
 enum autostop_heal {
@@ -141,19 +169,28 @@ struct autostop {
 	int64_t last_freed; /* host free-memory gain of the last stop (bytes) */
 	double last_stop_s; /* limactl stop's own duration */
 	struct autostop_settle settle;
-	unsigned starts, stops, heals, freezes;
+	unsigned starts, stops, heals;
 	/* the snapshot polls are answered from while stopped (snapshot.h) */
 	bool wake_on_any;	   /* --wake-on-any: no snapshot, every request starts the VM */
 	bool snapshot;		   /* one is at hand: taken before autostop's last stop */
 	char snapshot_taken[32];   /* its time, RFC 3339 */
 	unsigned snapshot_answers; /* polls answered from it */
 	bool stop_done;		   /* limactl stop exited 0; free memory may still settle */
-	double freeze_after;	   /* seconds idle before the engine is frozen; 0: never */
-	bool frozen;		   /* asked to freeze in this idle period, and not thawed since */
-	char refused_why[100];	   /* why docker.sock refused, while healing */
-	char decision_kind[16];	   /* "start", "stop", "stay-up", "idle", "ready", "failed", ... */
-	char decision[400];	   /* the last decision, one line */
-	char logged[400];	   /* the last line logged, and when: see decide() */
+	/* deep idle (--freeze-after) */
+	double freeze_after;	/* seconds idle before the engine is frozen; 0: never */
+	bool freeze_tried;	/* asked to freeze in this idle period: not again in it */
+	double freeze_retry_at; /* > 0: the agent was busy; ask again from then on */
+	enum autostop_engine engine;
+	bool thaw_wanted;	/* a client came while freezing: thaw as soon as it froze */
+	bool thaw_for_stop;	/* the thaw in flight is the one before the period's check */
+	char thaw_why[64];	/* what the thaw in flight is for, for the log */
+	unsigned freezes;	/* freezes the agent carried out */
+	double frozen_since;	/* when the engine froze (FROZEN, THAWING) */
+	double frozen_total;	/* seconds frozen, freezes that ended */
+	char refused_why[100];	/* why docker.sock refused, while healing */
+	char decision_kind[16]; /* "start", "stop", "stay-up", "idle", "ready", "failed", ... */
+	char decision[400];	/* the last decision, one line */
+	char logged[400];	/* the last line logged, and when: see decide() */
 	double logged_at;
 };
 
@@ -164,19 +201,27 @@ struct autostop_actions autostop_init(struct autostop *a, const char *name, doub
 				      bool instance_running, double now);
 
 /* A client connected. Returns true when it should be connected to docker.sock now, false
- * when it is held (a start or stop is under way). */
+ * when it is held (a start, a stop or a thaw of the engine is under way). */
 bool autostop_client_opened(struct autostop *a, double now, struct autostop_actions *act);
 struct autostop_actions autostop_client_closed(struct autostop *a, double now);
 
 /*
  * Deep idle (--freeze-after): once per idle period, after this many seconds of it, the Docker
- * engine in the guest is frozen through vmcost-agent (POST /v1/engine/freeze). The agent holds
- * docker.sock meanwhile, so the next client thaws it; the VM still stops at the period's end.
+ * engine in the guest is frozen through vmcost-agent (POST /v1/engine/freeze). A client that
+ * arrives meanwhile is held while the engine is thawed (AUTOSTOP_DO_THAW), and so is a
+ * connection kept open across the freeze once it sends a request; at the period's end the engine
+ * is thawed before the check that leads to the stop. 0, or not shorter than the idle period:
+ * never.
  */
 void autostop_set_freeze_after(struct autostop *a, double seconds);
-/* The agent's answer to the freeze: ok, or why it refused (a container runs, no freezer...). */
-struct autostop_actions autostop_freeze_done(struct autostop *a, double now, bool ok,
-					     const char *why);
+/* The agent's answer to the freeze; why: its reason, or what failed. */
+struct autostop_actions autostop_freeze_done(struct autostop *a, double now,
+					     enum autostop_freeze_result result, const char *why);
+/* The agent's answer to the thaw (ok: 200); held: clients held for it, now to be relayed. */
+struct autostop_actions autostop_thaw_done(struct autostop *a, double now, bool ok, const char *why,
+					   unsigned held);
+/* Seconds the engine has been frozen so far, this freeze (0 when it is not frozen). */
+double autostop_frozen_for(const struct autostop *a, double now);
 
 /* A client connection's activity changed (the daemon reports each change, and a closing
  * connection's last activity as a change to AUTOSTOP_QUIET before it closes). */

@@ -46,6 +46,17 @@ json_t *autostop_status_document(const struct autostop *a, const char *listen, c
 			    a->has_last_freed ? json_integer(a->last_freed) : json_null());
 	json_object_set_new(j, "starts", json_integer(a->starts));
 	json_object_set_new(j, "stops", json_integer(a->stops));
+	/* deep idle: what autostop froze (--freeze-after), and for how long */
+	json_object_set_new(j, "freeze_after_s", json_real(a->freeze_after));
+	json_object_set_new(j, "engine", json_string(autostop_engine_name(a->engine)));
+	json_object_set_new(j, "engine_freezes", json_integer(a->freezes));
+	double frozen_for = autostop_frozen_for(a, now);
+	json_object_set_new(j, "engine_frozen_for_s",
+			    a->engine == AUTOSTOP_ENGINE_FROZEN ||
+				    a->engine == AUTOSTOP_ENGINE_THAWING
+				? json_real(frozen_for)
+				: json_null());
+	json_object_set_new(j, "engine_frozen_total_s", json_real(a->frozen_total + frozen_for));
 	json_object_set_new(j, "snapshot",
 			    a->snapshot ? json_pack("{s:s,s:I}", "taken", a->snapshot_taken,
 						    "answered", (json_int_t)a->snapshot_answers)
@@ -234,12 +245,19 @@ static const char *str(const json_t *doc, const char *key)
 void autostop_status_cell(const json_t *doc, char *buf, size_t size)
 {
 	const char *state = str(doc, "state");
+	const char *engine = vmc_json_get_str(doc, "engine");
 	bool has_idle, has_freed, has_start;
 	double idle = num(doc, "idle_for_s", &has_idle);
 	double freed = num(doc, "last_stop_ram_freed", &has_freed);
 	double start = num(doc, "last_start_s", &has_start);
 	char a[32], b[32];
-	if (strcmp(state, "running") == 0 && has_idle && idle > 0)
+	/* Only a frozen (or freezing, thawing) engine is news in one short cell. */
+	bool engine_news = engine && strcmp(state, "running") == 0 &&
+			   strcmp(engine, "running") != 0 && strcmp(engine, "unknown") != 0;
+	if (strcmp(state, "running") == 0 && has_idle && idle > 0 && engine_news)
+		vmc_textf(buf, size, "idle %s, engine %s", vmc_format_duration(idle, a, sizeof a),
+			  engine);
+	else if (strcmp(state, "running") == 0 && has_idle && idle > 0)
 		vmc_textf(buf, size, "idle %s", vmc_format_duration(idle, a, sizeof a));
 	else if (strcmp(state, "stopped by autostop") == 0 && has_freed)
 		vmc_textf(buf, size, "stopped, freed %s",
@@ -249,6 +267,38 @@ void autostop_status_cell(const json_t *doc, char *buf, size_t size)
 			  vmc_format_duration(start, b, sizeof b));
 	else
 		vmc_textf(buf, size, "%s", state);
+}
+
+/* "engine:      frozen for 12 s (deep idle after 30 s idle; 2 freezes, 1 min 4 s frozen in all)" */
+static void print_engine(const json_t *doc, FILE *f)
+{
+	const char *engine = vmc_json_get_str(doc, "engine");
+	if (!engine)
+		return; /* a daemon from before deep idle */
+	bool present;
+	char a[32], b[32], c[32];
+	double after = num(doc, "freeze_after_s", &present);
+	double frozen_for = num(doc, "engine_frozen_for_s", &present);
+	bool has_frozen_for = present;
+	double total = num(doc, "engine_frozen_total_s", &present);
+	json_int_t freezes = json_integer_value(json_object_get(doc, "engine_freezes"));
+	char policy[64];
+	if (after > 0)
+		vmc_textf(policy, sizeof policy, "deep idle after %s idle",
+			  vmc_format_duration(after, c, sizeof c));
+	else
+		vmc_textf(policy, sizeof policy, "deep idle off");
+	if (has_frozen_for)
+		fprintf(f, "  engine:      %s for %s (%s; %lld freeze%s, %s frozen in all)\n",
+			engine, vmc_format_duration(frozen_for, a, sizeof a), policy,
+			(long long)freezes, freezes == 1 ? "" : "s",
+			vmc_format_duration(total, b, sizeof b));
+	else if (freezes > 0)
+		fprintf(f, "  engine:      %s (%s; %lld freeze%s, %s frozen in all)\n", engine,
+			policy, (long long)freezes, freezes == 1 ? "" : "s",
+			vmc_format_duration(total, b, sizeof b));
+	else
+		fprintf(f, "  engine:      %s (%s; not frozen yet)\n", engine, policy);
 }
 
 void autostop_status_print(const json_t *doc, FILE *f)
@@ -281,6 +331,7 @@ void autostop_status_print(const json_t *doc, FILE *f)
 		present ? vmc_textf(b, sizeof b, "host free memory %s",
 				    vmc_format_bytes_delta((int64_t)freed, a, sizeof a))
 			: "none yet");
+	print_engine(doc, f);
 	json_t *snap = json_object_get(doc, "snapshot");
 	if (json_is_object(snap))
 		fprintf(f, "  snapshot:    taken %s; %lld poll%s answered from it\n",

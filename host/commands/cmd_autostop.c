@@ -24,6 +24,8 @@
 #define DEFAULT_IDLE_S		(5 * 60.0)
 #define DEFAULT_START_TIMEOUT_S (10 * 60.0) /* Lima's own default for limactl start */
 #define DEFAULT_STOP_TIMEOUT_S	(5 * 60.0)
+/* Deep idle: the engine is frozen after this long idle, unless --idle is not longer. */
+#define DEFAULT_FREEZE_AFTER_S 30.0
 
 static const struct cli_spec autostop_spec = {
     .name = "autostop",
@@ -50,15 +52,17 @@ static const struct cli_spec autostop_spec = {
 	"leaves the VM as it is. Point clients at it with:  eval \"$(vmcost env NAME)\"\n\n"
 	"  --idle DURATION           idle period before a stop (default 5m; 30s, 1h...)\n"
 	"  --freeze-after DURATION   deep idle: freeze the guest's Docker engine after this long\n"
-	"                            idle (vmcost-agent's POST /v1/engine/freeze; the next\n"
-	"                            client thaws it); shorter than --idle (default: never)\n"
+	"                            idle (vmcost-agent's POST /v1/engine/freeze); autostop\n"
+	"                            thaws it before it relays the next client or stops the VM.\n"
+	"                            Shorter than --idle; 0 turns it off (default 30s, off when\n"
+	"                            --idle is not longer)\n"
 	"  --listen PATH             the socket clients use (default\n"
 	"                            $LIMA_HOME/NAME/sock/docker-autostop.sock)\n"
 	"  --start-timeout DURATION  how long held clients wait for a start (default 10m)\n"
 	"  --wake-on-any             no snapshot: every request starts a stopped NAME\n"
-	"  --status                  ask the running daemon instead: state, idle time, last start\n"
-	"                            duration, RAM the last stop gave back (the other options are\n"
-	"                            ignored)\n"
+	"  --status                  ask the running daemon instead: state, idle time, the engine\n"
+	"                            (running, frozen) and its freezes, last start duration, RAM\n"
+	"                            the last stop gave back (the other options are ignored)\n"
 	"  --json                    decisions (or the status) as JSON\n\n"
 	"Socket activation: started by systemd (.socket) or launchd (Sockets: Listener), it\n"
 	"takes the socket it is given instead of making one.\n\n"
@@ -70,9 +74,32 @@ static const struct cli_spec autostop_spec = {
 struct autostop_opts {
 	const char *name;
 	const char *listen;
+	const char *freeze_after; /* NULL: the default */
 	double idle_s, start_timeout_s, freeze_after_s;
 	bool status, wake_on_any;
 };
+
+/* --freeze-after: a duration, 0 for off; not given: the default, off when --idle is shorter. */
+static int parse_freeze_after(const struct cli_spec *spec, const struct cli_opts *co,
+			      struct autostop_opts *o)
+{
+	if (!o->freeze_after) {
+		o->freeze_after_s = DEFAULT_FREEZE_AFTER_S < o->idle_s ? DEFAULT_FREEZE_AFTER_S : 0;
+		return CLI_CONTINUE;
+	}
+	if (vmc_parse_duration(o->freeze_after, &o->freeze_after_s) != 0 || o->freeze_after_s < 0)
+		return cli_usage_error(spec, co,
+				       "--freeze-after needs a duration (\"30s\", \"2m\") or 0 "
+				       "for off, not \"%s\"",
+				       o->freeze_after);
+	if (o->freeze_after_s > 0 && o->freeze_after_s >= o->idle_s)
+		return cli_usage_error(
+		    spec, co,
+		    "--freeze-after (%.0f s) must be shorter than --idle (%.0f s): "
+		    "the engine is frozen within the idle period, before the stop",
+		    o->freeze_after_s, o->idle_s);
+	return CLI_CONTINUE;
+}
 
 /* autostop's command line into co and o: CLI_CONTINUE, or the exit code to return. */
 static int parse_args(int argc, char **argv, struct cli_opts *co, struct autostop_opts *o)
@@ -83,7 +110,7 @@ static int parse_args(int argc, char **argv, struct cli_opts *co, struct autosto
 	    {.name = "--idle", .kind = CLI_SECONDS, .seconds = &o->idle_s},
 	    {.name = "--listen", .kind = CLI_TEXT, .text = &o->listen},
 	    {.name = "--start-timeout", .kind = CLI_SECONDS, .seconds = &o->start_timeout_s},
-	    {.name = "--freeze-after", .kind = CLI_SECONDS, .seconds = &o->freeze_after_s},
+	    {.name = "--freeze-after", .kind = CLI_TEXT, .text = &o->freeze_after},
 	    {.name = "--wake-on-any", .kind = CLI_FLAG, .flag = &o->wake_on_any},
 	    {.name = "--status", .kind = CLI_FLAG, .flag = &o->status},
 	    {0},
@@ -93,13 +120,8 @@ static int parse_args(int argc, char **argv, struct cli_opts *co, struct autosto
 	int rc = cli_parse(&spec, argc, argv, co);
 	if (rc == CLI_CONTINUE)
 		o->name = co->args[0];
-	if (rc == CLI_CONTINUE && !o->status && o->freeze_after_s > 0 &&
-	    o->freeze_after_s >= o->idle_s)
-		return cli_usage_error(
-		    &spec, co,
-		    "--freeze-after (%.0f s) must be shorter than --idle (%.0f s): "
-		    "the engine is frozen within the idle period, before the stop",
-		    o->freeze_after_s, o->idle_s);
+	if (rc == CLI_CONTINUE && !o->status)
+		rc = parse_freeze_after(&spec, co, o);
 	return rc;
 }
 

@@ -7,7 +7,9 @@
 # checkout's sources (param vmcostAgentSrc), and the tarball's install.sh builds and runs the
 # agent. A second run changes nothing; a run killed at any point (the first boot's provisioning
 # runs while the VM goes down) and run again ends as a clean run does, the build tools gone
-# (issue 19 item 4).
+# (issue 19 item 4). On every guest the installer applies the idle sysctls, and for the engine
+# the agent freezes (issue 21): a thaw before a stop of docker or containerd (the systemd unit,
+# the OpenRC conf.d lines) and, for Debian's standalone containerd, the quieter configuration.
 # tests/unit/lib_templates builds the agent from the same script with the real compiler.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -147,11 +149,17 @@ check_idempotent() { # name root [VAR=VALUE...]
 # fragment's configuration as Lima writes it.
 make_alpine_root() { # dir
 	mkdir -p "$1/etc/runlevels/default" "$1/etc/apk" "$1/etc/init.d" "$1/run/openrc/started" \
-		"$1/usr/bin" "$1/usr/local/bin" "$1/sbin" "$1/etc/vmcost"
+		"$1/usr/bin" "$1/usr/local/bin" "$1/sbin" "$1/etc/vmcost" "$1/etc/conf.d" \
+		"$1/proc/sys/kernel" "$1/proc/sys/vm"
 	printf 'alpine-base\nopenrc\n' >"$1/etc/apk/world"
 	echo 3.23.4 >"$1/etc/alpine-release"
 	printf '#!/bin/sh\n' >"$1/sbin/openrc-run"
 	printf 'socket-owner: "tester"\n' >"$1/etc/vmcost/agent.yaml"
+	# Docker from Alpine's packages, as the templates install it.
+	printf '#!/sbin/openrc-run\n' >"$1/etc/init.d/docker"
+	printf '# /etc/conf.d/docker: config file for /etc/init.d/docker\nDOCKER_OPTS=""\n' >"$1/etc/conf.d/docker"
+	echo 1 >"$1/proc/sys/kernel/watchdog"
+	echo 20 >"$1/proc/sys/vm/compaction_proactiveness"
 }
 
 # Lima's Debian 12 / Ubuntu images: apt, systemd.
@@ -159,10 +167,23 @@ make_debian_root() { # dir [installed package...]
 	r=$1
 	shift
 	mkdir -p "$r/etc/systemd/system" "$r/run/systemd/system" "$r/var/lib/dpkg" "$r/usr/bin" \
-		"$r/usr/local/bin" "$r/etc/vmcost"
+		"$r/usr/local/bin" "$r/etc/vmcost" "$r/proc/sys/kernel" "$r/proc/sys/vm"
 	echo 12.8 >"$r/etc/debian_version"
 	printf '%s\n' base-files systemd "$@" >"$r/var/lib/dpkg/installed"
 	printf 'socket-owner: "tester"\n' >"$r/etc/vmcost/agent.yaml"
+	echo 1 >"$r/proc/sys/kernel/watchdog"
+	echo 20 >"$r/proc/sys/vm/compaction_proactiveness"
+}
+
+# Debian's docker.io: dockerd on a standalone containerd.service.
+add_docker_io() { # dir
+	mkdir -p "$1/lib/systemd/system" "$1/etc/containerd"
+	printf '[Service]\nExecStart=/usr/bin/containerd\n' >"$1/lib/systemd/system/containerd.service"
+	printf '[Service]\nExecStart=/usr/sbin/dockerd -H fd://\n' >"$1/lib/systemd/system/docker.service"
+	printf 'version = 2\n' >"$1/etc/containerd/config.toml"
+	printf '#!/bin/sh\necho "containerd github.com/containerd/containerd 1.6.20~ds1 1.6.20~ds1-1+deb12u3"\n' \
+		>"$1/usr/bin/containerd"
+	chmod 755 "$1/usr/bin/containerd"
 }
 
 # The tarball's layout, from the repository (templates/update-embedded's list: the agent's
@@ -177,6 +198,9 @@ expected_tree() { # dir
 	cp provision/install-vmcost-agent.sh "$1/install.sh"
 	cp provision/init.d/cache-trim "$1/init.d/cache-trim"
 	cp provision/systemd/cache-trim.service "$1/systemd/cache-trim.service"
+	cp provision/systemd/vmcost-engine-thaw.service "$1/systemd/vmcost-engine-thaw.service"
+	cp provision/idle-sysctls.sh "$1/idle-sysctls.sh"
+	cp provision/containerd-quiet.sh "$1/containerd-quiet.sh"
 	cp provision/vmcost-agent.yaml "$1/agent.yaml"
 }
 expected_tree "$tmp/expected"
@@ -211,6 +235,18 @@ alpine_tests() {
 	check "alpine: cache-trim is in the default runlevel and started" \
 		sh -c "test -L '$r/etc/runlevels/default/cache-trim' && test -e '$r/run/openrc/started/cache-trim'"
 	check "alpine: no warning about the configuration" sh -c "! grep -q 'socket-owner' '$tmp/alpine.out'"
+	check "alpine: the idle sysctls are written and applied" sh -c \
+		"grep -qx 'kernel.watchdog = 0' '$r/etc/sysctl.d/60-vmcost-idle.conf' && grep -qx 'vm.compaction_proactiveness = 0' '$r/etc/sysctl.d/60-vmcost-idle.conf' && test \"\$(cat '$r/proc/sys/kernel/watchdog') \$(cat '$r/proc/sys/vm/compaction_proactiveness')\" = '0 0'"
+	check "alpine: docker's conf.d thaws the engine before a stop" \
+		grep -qx '# vmcost: thaw the engine before this service stops' "$r/etc/conf.d/docker"
+	check "alpine: ... and keeps what was there" grep -qx 'DOCKER_OPTS=""' "$r/etc/conf.d/docker"
+	check "alpine: ... the same lines as the templates' docker.sh writes" sh -c \
+		"sed -n '/^# vmcost: thaw the engine/,/^case /p' '$r/etc/conf.d/docker' >'$tmp/hook.agent' && \
+		 sed -n '/^thaw_marker=/,/^}/p' provision/docker.sh >'$tmp/hook.docker' && \
+		 sed -n '/^thaw_marker=/,/^}/p' provision/install-vmcost-agent.sh >'$tmp/hook.install' && \
+		 test -s '$tmp/hook.agent' && cmp -s '$tmp/hook.docker' '$tmp/hook.install'"
+	check "alpine: no containerd service, no conf.d for it" test ! -e "$r/etc/conf.d/containerd"
+	check "alpine: no systemd unit for the thaw on OpenRC" test ! -e "$r/etc/systemd/system/vmcost-engine-thaw.service"
 	check_idempotent alpine "$r"
 	check "alpine: the second run downloads, installs and builds nothing" \
 		sh -c "! grep -Eq '^(curl|wget|apk add|apk del)' '$tmp/alpine-again.log'"
@@ -376,9 +412,27 @@ debian_tests() {
 	check "apt: ... enabled at boot" test -L "$r/etc/systemd/system/multi-user.target.wants/cache-trim.service"
 	check "apt: ... and started" test -e "$r/run/systemd-stub/cache-trim.service"
 	check "apt: no OpenRC script on a systemd guest" test ! -e "$r/etc/init.d/cache-trim"
+	check "apt: the engine's thaw unit is installed from the tarball's copy" \
+		cmp -s provision/systemd/vmcost-engine-thaw.service "$r/etc/systemd/system/vmcost-engine-thaw.service"
+	check "apt: ... wanted by docker.service and containerd.service" sh -c \
+		"test -L '$r/etc/systemd/system/docker.service.wants/vmcost-engine-thaw.service' && test -L '$r/etc/systemd/system/containerd.service.wants/vmcost-engine-thaw.service'"
+	check "apt: ... and started" test -e "$r/run/systemd-stub/vmcost-engine-thaw.service"
+	check "apt: the idle sysctls are written and applied" sh -c \
+		"grep -qx 'kernel.watchdog = 0' '$r/etc/sysctl.d/60-vmcost-idle.conf' && test \"\$(cat '$r/proc/sys/vm/compaction_proactiveness')\" = 0"
+	check "apt: without docker.io's containerd.service, containerd is left alone" \
+		sh -c "test ! -e '$r/etc/containerd/vmcost-quiet.toml' && grep -q 'no containerd.service' '$tmp/deb.out'"
 	check_idempotent deb "$r"
 	check "apt: the second run downloads, installs, reloads and restarts nothing" \
 		sh -c "! grep -Eq '^(curl|apt-get|systemctl (daemon-reload|try-restart|enable))' '$tmp/deb-again.log'"
+
+	# docker.io installed later (Lima's debian image with apt-get install docker.io): the next boot
+	# quiets its containerd.
+	add_docker_io "$r"
+	run deb-dockerio "$r"
+	check "apt: with docker.io, its standalone containerd loses CRI and the restart monitor" grep -qx \
+		'disabled_plugins = \["io.containerd.grpc.v1.cri", "io.containerd.internal.v1.restart"\]' "$r/etc/containerd/vmcost-quiet.toml"
+	check "apt: ... and is restarted with it" grep -qx 'systemctl try-restart containerd.service' "$tmp/deb-dockerio.log"
+	check_idempotent deb-dockerio "$r"
 	run deb-checkout "$r" PARAM_vmcostAgentSrc="$tmp/checkout"
 	check "apt: changed sources (a checkout) restart the running service" \
 		grep -qx 'systemctl try-restart cache-trim.service' "$tmp/deb-checkout.log"

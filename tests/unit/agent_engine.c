@@ -617,6 +617,41 @@ TEST(a_client_on_docker_sock_while_frozen_thaws_the_engine_and_is_answered)
 	kernel_end();
 }
 
+/* With the guard in use, a docker.sock it cannot take over is a refusal, not an unguarded
+ * freeze whose clients would hang. */
+TEST(a_docker_sock_the_guard_cannot_hold_refuses_the_freeze)
+{
+	openrc_guest();
+	fakeroot_remove("/var/run");
+	char err[512];
+	CHECK(freeze(err, sizeof err) == NULL);
+	CHECK_INT(errno, ENOTSOCK);
+	CHECK_CONTAINS(err, "/var/run/docker.sock is not a socket the agent can guard (it does "
+			    "not exist)");
+	CHECK_STR(freeze_value("openrc.docker"), "0");
+	CHECK(!engine_recorded_frozen());
+	/* A symlink to the socket (somebody's own layout): not followed, refused. */
+	dockerd_start();
+	char link_path[128];
+	snprintf(link_path, sizeof link_path, "%s/var/run/docker-link.sock", fakeroot_dir);
+	CHECK_INT(symlink(docker_path, link_path), 0);
+	snprintf(cfg.docker_socket, sizeof cfg.docker_socket, "/var/run/docker-link.sock");
+	CHECK(freeze(err, sizeof err) == NULL);
+	CHECK_INT(errno, ENOTSOCK);
+	CHECK_CONTAINS(err, "(it is a symbolic link)");
+	/* A regular file. */
+	fakeroot_write("/var/run/docker-file.sock", "not a socket");
+	snprintf(cfg.docker_socket, sizeof cfg.docker_socket, "/var/run/docker-file.sock");
+	CHECK(freeze(err, sizeof err) == NULL);
+	CHECK_CONTAINS(err, "(it is not a socket)");
+	CHECK_STR(freeze_value("openrc.docker"), "0");
+	CHECK(!engine_recorded_frozen());
+	CHECK_INT(guards_started, 0);
+	snprintf(cfg.docker_socket, sizeof cfg.docker_socket, "%s", AGENT_DEFAULT_DOCKER_SOCKET);
+	unlink(link_path);
+	dockerd_end();
+}
+
 TEST(a_thaw_from_the_api_lets_the_guard_go_and_puts_the_socket_back)
 {
 	openrc_guest();
@@ -727,6 +762,7 @@ int main(void)
 	RUN(a_freeze_left_by_a_killed_agent_is_undone_at_start);
 	RUN(the_engine_prints_each_state_and_refusal);
 	engine_set_guard_hooks(&thread_hooks);
+	RUN(a_docker_sock_the_guard_cannot_hold_refuses_the_freeze);
 	RUN(a_client_on_docker_sock_while_frozen_thaws_the_engine_and_is_answered);
 	RUN(a_thaw_from_the_api_lets_the_guard_go_and_puts_the_socket_back);
 	RUN(a_guard_stopped_while_the_freeze_is_recorded_thaws_the_engine);

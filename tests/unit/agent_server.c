@@ -99,6 +99,7 @@ static json_t *fake_array(char *err, size_t errsize)
 }
 
 static atomic_bool engine_refuses;
+static atomic_bool engine_unguarded;
 static _Atomic int calls_freeze;
 
 static json_t *fake_engine_status(const struct agent_config *c, char *err, size_t errsize)
@@ -116,6 +117,11 @@ static json_t *fake_engine_freeze(const struct agent_config *c, char *err, size_
 	if (engine_refuses) {
 		snprintf(err, errsize, "container 0123456789ab is running");
 		errno = EBUSY;
+		return NULL;
+	}
+	if (engine_unguarded) {
+		snprintf(err, errsize, "/var/run/docker.sock is not a socket the agent can guard");
+		errno = ENOTSOCK;
 		return NULL;
 	}
 	return json_pack("{s:s}", "doc", "freeze");
@@ -214,6 +220,13 @@ TEST(a_refused_freeze_is_409_and_a_failed_thaw_500)
 	CHECK_CONTAINS(error_of(&r), "cannot lock");
 	json_decref(r.body);
 	engine_refuses = false;
+	/* A docker.sock the guard cannot hold is a refusal too. */
+	engine_unguarded = true;
+	r = route("POST", "/v1/engine/freeze", NULL, NULL, 0);
+	engine_unguarded = false;
+	CHECK_INT(r.status, 409);
+	CHECK_CONTAINS(error_of(&r), "not a socket the agent can guard");
+	json_decref(r.body);
 	int freezes = calls_freeze;
 	r = route("POST", "/v1/engine/freeze", "{\"now\": true}", NULL, 0);
 	CHECK_INT(r.status, 400);

@@ -2,8 +2,11 @@
 /*
  * The agent's API under load, over a real unix socket with the agent core replaced by doubles:
  * many parallel clients all get an answer, clients that stall halfway through a request line
- * neither block new clients nor keep their connection for long, and a server whose request
- * slots are all busy says so with a 503 instead of closing the connection. Clients are raw
+ * neither block new clients nor keep their connection for long, clients that drip a byte a
+ * second (which no inactivity timeout ends) are cut at the request deadline, more of them than
+ * the connection limit do not keep new clients out for longer than that, a server whose
+ * connections or request slots are all taken says so with a 503 instead of closing the
+ * connection, and a handler that runs longer than the deadline is not cut. Clients are raw
  * sockets so a test can stop sending in the middle of a request; each read has a timeout, so a
  * server that never answers fails the test instead of hanging it. Runs under TSan too.
  */
@@ -202,6 +205,222 @@ TEST(a_stalled_client_is_closed_after_the_read_timeout)
 	CHECK(took < SERVER_READ_TIMEOUT_S + 3.0);
 }
 
+/* ---- clients that drip a byte a second ---------------------------------------------------- */
+
+/* A request head far too long to be complete before the test ends, at a byte a second. */
+static const char drip_request[] = "GET /v1/status HTTP/1.1\r\nHost: agent\r\nX-Pad: "
+				   "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+				   "aaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n";
+
+/* More than the connections served: those beyond are answered 503 once their request is
+ * complete, which a drip's never is. */
+#define DRIPS (SERVER_MAX_CONNECTIONS + 32)
+
+struct drip {
+	int fds[DRIPS];
+	double cut_at[DRIPS]; /* seconds after t0 the server ended it; 0: still open */
+	int n;
+	double t0;
+	atomic_bool stop;
+	pthread_mutex_t lock;
+};
+
+/* Each second, the next byte to every connection still open; notes when the server ended one. */
+static void *dripper(void *arg)
+{
+	struct drip *d = arg;
+	for (size_t sent = 0; !d->stop; sent++) {
+		pthread_mutex_lock(&d->lock);
+		for (int i = 0; i < d->n; i++) {
+			if (d->cut_at[i] > 0)
+				continue;
+			struct pollfd p = {d->fds[i], POLLIN, 0};
+			char c;
+			bool ended = poll(&p, 1, 0) > 0 && read(d->fds[i], &c, 1) <= 0;
+			if (!ended && sent < sizeof drip_request - 1)
+				ended = send(d->fds[i], drip_request + sent, 1, MSG_NOSIGNAL) < 0 &&
+					errno != EAGAIN;
+			if (ended)
+				d->cut_at[i] = now_s() - d->t0;
+		}
+		pthread_mutex_unlock(&d->lock);
+		for (int t = 0; t < 10 && !d->stop; t++) {
+			struct timespec step = {0, 100 * 1000 * 1000};
+			nanosleep(&step, NULL);
+		}
+	}
+	return NULL;
+}
+
+static int drip_cut(struct drip *d, double *first, double *last)
+{
+	int n = 0;
+	*first = 1e9;
+	*last = 0;
+	pthread_mutex_lock(&d->lock);
+	for (int i = 0; i < d->n; i++) {
+		if (d->cut_at[i] <= 0)
+			continue;
+		n++;
+		if (d->cut_at[i] < *first)
+			*first = d->cut_at[i];
+		if (d->cut_at[i] > *last)
+			*last = d->cut_at[i];
+	}
+	pthread_mutex_unlock(&d->lock);
+	return n;
+}
+
+TEST(a_client_dripping_a_byte_a_second_is_cut_at_the_deadline)
+{
+	static struct drip d;
+	memset(&d, 0, sizeof d);
+	pthread_mutex_init(&d.lock, NULL);
+	d.t0 = now_s();
+	d.fds[0] = scratch_connect(cfg.socket_path);
+	CHECK(d.fds[0] >= 0);
+	d.n = 1;
+	pthread_t t;
+	pthread_create(&t, NULL, dripper, &d);
+	double first, last;
+	for (int i = 0; i < 200 && drip_cut(&d, &first, &last) == 0; i++) {
+		struct timespec step = {0, 50 * 1000 * 1000};
+		nanosleep(&step, NULL);
+	}
+	d.stop = true;
+	pthread_join(t, NULL);
+	/* Cut at the deadline, although it never went SERVER_READ_TIMEOUT_S without a byte. */
+	CHECK_INT(drip_cut(&d, &first, &last), 1);
+	CHECK(first >= SERVER_REQUEST_DEADLINE_S - 0.5);
+	CHECK(first < SERVER_REQUEST_DEADLINE_S + 2.5);
+	close(d.fds[0]);
+	pthread_mutex_destroy(&d.lock);
+}
+
+struct late_client {
+	double start_after; /* seconds after t0 */
+	double t0;
+	int status;
+	double answered_at;
+};
+
+static void *late_client(void *arg)
+{
+	struct late_client *c = arg;
+	double wait = c->t0 + c->start_after - now_s();
+	if (wait > 0) {
+		struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
+		nanosleep(&ts, NULL);
+	}
+	c->status = request("GET", "/v1/status", NULL, 0);
+	c->answered_at = now_s() - c->t0;
+	return NULL;
+}
+
+TEST(more_dripping_clients_than_the_limit_do_not_keep_new_ones_out)
+{
+	static struct drip d;
+	memset(&d, 0, sizeof d);
+	pthread_mutex_init(&d.lock, NULL);
+	d.t0 = now_s();
+	for (int i = 0; i < (int)DRIPS; i++) {
+		d.fds[i] = scratch_connect(cfg.socket_path);
+		if (d.fds[i] < 0)
+			break;
+		d.n++;
+	}
+	CHECK_INT(d.n, DRIPS);
+	pthread_t t;
+	pthread_create(&t, NULL, dripper, &d);
+	/* One new client while every connection served is taken, one after the deadline. */
+	struct late_client during = {.start_after = 1, .t0 = d.t0};
+	struct late_client after = {.start_after = SERVER_REQUEST_DEADLINE_S + 2, .t0 = d.t0};
+	pthread_t tc[2];
+	pthread_create(&tc[0], NULL, late_client, &during);
+	pthread_create(&tc[1], NULL, late_client, &after);
+	pthread_join(tc[0], NULL);
+	pthread_join(tc[1], NULL);
+	/* While full: told so at once, not left waiting nor closed without a word. */
+	CHECK_INT(during.status, 503);
+	CHECK(during.answered_at < 2.5);
+	/* After the deadline: served, although every drip would still be sending its head. */
+	CHECK_INT(after.status, 200);
+	CHECK(after.answered_at < SERVER_REQUEST_DEADLINE_S + 4);
+	double first, last;
+	for (int i = 0; i < 200 && drip_cut(&d, &first, &last) < (int)DRIPS; i++) {
+		struct timespec step = {0, 50 * 1000 * 1000};
+		nanosleep(&step, NULL);
+	}
+	/* Every drip was cut at its deadline, none before. */
+	CHECK_INT(drip_cut(&d, &first, &last), DRIPS);
+	CHECK(first >= SERVER_REQUEST_DEADLINE_S - 0.5);
+	CHECK(last < SERVER_REQUEST_DEADLINE_S + 4);
+	d.stop = true;
+	pthread_join(t, NULL);
+	for (int i = 0; i < d.n; i++)
+		close(d.fds[i]);
+	pthread_mutex_destroy(&d.lock);
+}
+
+/* GET /v1/status on a new connection: the raw answer (status line, headers and body). */
+static long raw_request(char *reply, size_t size)
+{
+	int fd = scratch_connect(cfg.socket_path);
+	if (fd < 0)
+		return -1;
+	const char req[] = "GET /v1/status HTTP/1.1\r\nHost: agent\r\nConnection: close\r\n\r\n";
+	long len = -1;
+	if (write(fd, req, sizeof req - 1) == (ssize_t)(sizeof req - 1))
+		len = read_all(fd, reply, size, 5.0);
+	close(fd);
+	return len;
+}
+
+TEST(beyond_the_connection_limit_the_answer_is_503)
+{
+	static int fds[SERVER_MAX_CONNECTIONS];
+	CHECK_INT(stall(fds, SERVER_MAX_CONNECTIONS), SERVER_MAX_CONNECTIONS);
+	/* Once libmicrohttpd has taken every stalled connection, a new request is told the agent
+	 * is full (before that, it may still be served). */
+	char reply[4096] = "";
+	double took = 0;
+	for (int i = 0; i < 100 && strncmp(reply, "HTTP/1.1 503", 12) != 0; i++) {
+		double t0 = now_s();
+		if (raw_request(reply, sizeof reply) < 0)
+			break;
+		took = now_s() - t0;
+		if (strncmp(reply, "HTTP/1.1 503", 12) != 0) {
+			struct timespec step = {0, 20 * 1000 * 1000};
+			nanosleep(&step, NULL);
+		}
+	}
+	CHECK(strncmp(reply, "HTTP/1.1 503", 12) == 0);
+	CHECK(took < 1.0);
+	CHECK(strstr(reply, "Retry-After: 1") != NULL);
+	CHECK(strstr(reply, "the agent is full: more than 256 connections are open") != NULL);
+	for (unsigned i = 0; i < SERVER_MAX_CONNECTIONS; i++)
+		close(fds[i]);
+	/* Freed: served again. */
+	int status = 0;
+	for (int i = 0; i < 100 && status != 200; i++) {
+		status = request("GET", "/v1/status", NULL, 0);
+		if (status != 200) {
+			struct timespec step = {0, 20 * 1000 * 1000};
+			nanosleep(&step, NULL);
+		}
+	}
+	CHECK_INT(status, 200);
+}
+
+TEST(a_handler_that_runs_longer_than_the_deadline_is_not_cut)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/v1/wakeups?seconds=%.0f", SERVER_REQUEST_DEADLINE_S + 1);
+	char body[512] = "";
+	CHECK_INT(request("GET", path, body, sizeof body), 200);
+	CHECK_CONTAINS(body, "wakeups");
+}
+
 struct slow_run {
 	int status;
 };
@@ -261,6 +480,10 @@ int main(void)
 	RUN(forty_parallel_clients_all_get_an_answer);
 	RUN(fifty_stalled_clients_do_not_block_a_hundred_new_ones);
 	RUN(a_stalled_client_is_closed_after_the_read_timeout);
+	RUN(a_client_dripping_a_byte_a_second_is_cut_at_the_deadline);
+	RUN(more_dripping_clients_than_the_limit_do_not_keep_new_ones_out);
+	RUN(beyond_the_connection_limit_the_answer_is_503);
+	RUN(a_handler_that_runs_longer_than_the_deadline_is_not_cut);
 	RUN(when_every_request_slot_is_busy_the_answer_is_503);
 	server_stop(srv, 5.0);
 	rmdir(tmpdir);

@@ -8,7 +8,9 @@
  * headers, records a POST /containers/create byte for byte (DIR/posted.txt), holds /events
  * open, echoes "ECHO" connections byte for byte, and records what a "HALF" connection sends
  * after it shut its own write half. The fake limactl starts and stops it and answers
- * `list --json` from whether it runs.
+ * `list --json` from whether it runs. A fake vmcost-agent freezes and thaws it: while
+ * DIR/frozen exists the fake dockerd answers nothing, as a frozen one would; both log what they
+ * were asked to DIR/order, in order.
  *
  * Waits poll with generous deadlines; nothing here measures time.
  */
@@ -161,10 +163,38 @@ static void dockerd_inspect(int fd, const char *path)
 	dockerd_reply(fd, "200 OK", body);
 }
 
+/* One line appended to DIR/NAME (O_APPEND: lines of several processes stay whole). */
+static void t_append(const char *dir, const char *name, const char *line)
+{
+	char path[400], text[300];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	int n = snprintf(text, sizeof text, "%s\n", line);
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	if (fd >= 0) {
+		dockerd_write(fd, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
+		close(fd);
+	}
+}
+
+/* A frozen dockerd reads and answers nothing until it is thawed (at most a minute here). */
+static void dockerd_wait_thawed(const char *dir)
+{
+	char path[400];
+	snprintf(path, sizeof path, "%s/frozen", dir);
+	for (int i = 0; i < 6000 && access(path, F_OK) == 0; i++)
+		usleep(10000);
+}
+
 static void dockerd_serve(int fd, const char *dir)
 {
 	char head[8192];
 	dockerd_read_head(fd, head, sizeof head);
+	dockerd_wait_thawed(dir);
+	if (strncmp(head, "GET ", 4) == 0 || strncmp(head, "POST ", 5) == 0) {
+		char line[200];
+		snprintf(line, sizeof line, "dockerd %.*s", (int)strcspn(head, "\r"), head);
+		t_append(dir, "order", line);
+	}
 	char buf[65536];
 	ssize_t r;
 	if (strncmp(head, "ECHO", 4) == 0) {
@@ -444,6 +474,129 @@ static void t_kill_every_vm(void)
 	free(s);
 }
 
+/* ---- the fake vmcost-agent ----------------------------------------------------------------- */
+
+static pid_t t_agent_pid;
+
+/*
+ * Serves sock/vmcost-agent.sock until killed: POST /v1/engine/freeze is answered with the next
+ * status of state/freeze-answers (one a line, used up in order; 200 once none is left), and a 200
+ * creates state/frozen; POST /v1/engine/thaw removes it and answers 200. Each is appended to
+ * state/order ("agent freeze 200", "agent thaw").
+ */
+static void t_fake_agent(void)
+{
+	char path[400];
+	snprintf(path, sizeof path, "%s/sock/vmcost-agent.sock", t_inst);
+	int lfd = t_listen_unix(path);
+	pid_t pid = fork();
+	if (pid != 0) {
+		close(lfd);
+		t_agent_pid = pid;
+		return;
+	}
+	int answered = 0;
+	for (;;) {
+		int c = accept(lfd, NULL, NULL);
+		if (c < 0)
+			_exit(1);
+		char req[4096], body[200], frozen[400], line[64];
+		t_read_request(c, req, sizeof req);
+		snprintf(frozen, sizeof frozen, "%s/frozen", t_state);
+		const char *status = "200 OK";
+		if (strncmp(req, "POST /v1/engine/freeze ", 23) == 0) {
+			char answers[400];
+			snprintf(answers, sizeof answers, "%s/freeze-answers", t_state);
+			char *list = t_slurp(answers);
+			int skip = answered++;
+			char *at = list;
+			while (skip-- > 0 && at && *at)
+				at = strchr(at, '\n') ? strchr(at, '\n') + 1 : NULL;
+			if (at && *at == '5')
+				status = "503 Service Unavailable";
+			else if (at && *at == '4')
+				status = "409 Conflict";
+			free(list);
+			snprintf(line, sizeof line, "agent freeze %.3s", status);
+			t_append(t_state, "order", line);
+			if (status[0] == '2') {
+				t_write("", "state/frozen");
+				snprintf(body, sizeof body, "{\"state\":\"frozen\"}");
+			} else if (status[0] == '5') {
+				snprintf(
+				    body, sizeof body,
+				    "{\"error\":\"the agent is busy: 16 requests running; retry "
+				    "in a second\"}");
+			} else {
+				snprintf(body, sizeof body,
+					 "{\"error\":\"container abc is running\"}");
+			}
+		} else if (strncmp(req, "POST /v1/engine/thaw ", 21) == 0) {
+			t_append(t_state, "order", "agent thaw");
+			unlink(frozen);
+			snprintf(body, sizeof body,
+				 "{\"state\":\"running\",\"action\":\"thawed\"}");
+		} else {
+			status = "404 Not Found";
+			snprintf(body, sizeof body, "{\"error\":\"no such route\"}");
+		}
+		char head[300];
+		snprintf(head, sizeof head,
+			 "HTTP/1.1 %s\r\nContent-Type: application/json\r\nContent-Length: "
+			 "%zu\r\nConnection: close\r\n\r\n",
+			 status, strlen(body));
+		if (write(c, head, strlen(head)) < 0 || write(c, body, strlen(body)) < 0)
+			_exit(1);
+		close(c);
+	}
+}
+
+static void t_fake_agent_stop(void)
+{
+	if (t_agent_pid > 0) {
+		kill(t_agent_pid, SIGKILL);
+		waitpid(t_agent_pid, NULL, 0);
+	}
+	t_agent_pid = 0;
+}
+
+/* The lines of state/order from the first one that starts with from ("" when none does). */
+static char *t_order_from(const char *from)
+{
+	char path[400];
+	snprintf(path, sizeof path, "%s/order", t_state);
+	char *s = t_slurp(path);
+	char *at = s;
+	while (at && *at && strncmp(at, from, strlen(from)) != 0)
+		at = strchr(at, '\n') ? strchr(at, '\n') + 1 : NULL;
+	char *out = strdup(at ? at : "");
+	free(s);
+	return out;
+}
+
+/* A number from the daemon's status document (-1 when it did not answer). */
+static double t_status_number(const char *key)
+{
+	json_t *doc = NULL;
+	char err[512];
+	double v = -1;
+	if (autostop_status_fetch(t_inst, &doc, err, sizeof err) == 0)
+		v = json_number_value(json_object_get(doc, key));
+	json_decref(doc);
+	return v;
+}
+
+static const char *t_status_string(const char *key, char *buf, size_t size)
+{
+	json_t *doc = NULL;
+	char err[512];
+	buf[0] = '\0';
+	if (autostop_status_fetch(t_inst, &doc, err, sizeof err) == 0)
+		snprintf(buf, size, "%s", json_string_value(json_object_get(doc, key)));
+	json_decref(doc);
+	return buf;
+}
+
 /* ---- the daemon in a child process ---------------------------------------------------------- */
 
 static void t_daemon_config(struct autostop_config *cfg, double idle, const char *listen)
@@ -526,6 +679,7 @@ static void t_teardown(void)
 		printf("---- %s: daemon log\n%s----\n", check_current, s);
 		free(s);
 	}
+	t_fake_agent_stop();
 	t_vm_kill();
 	t_kill_every_vm();
 	t_cleanup();
@@ -1186,25 +1340,188 @@ TEST(a_dead_forward_is_healed_without_a_start)
 }
 
 /* issue 21: --freeze-after asks the agent to freeze the engine within the idle period. */
-TEST(freeze_after_asks_the_agent)
+
+/* The daemon with deep idle: idle period idle, the engine frozen after freeze_after. */
+static void t_daemon_freezing(double idle, double freeze_after)
+{
+	struct autostop_config cfg;
+	t_daemon_config(&cfg, idle, NULL);
+	cfg.freeze_after_s = freeze_after;
+	t_daemon_pid = t_daemon_cfg(&cfg);
+	CHECK(WAIT_UNTIL(t_log_has("listening on"), 10));
+	CHECK(WAIT_UNTIL(t_file_exists(cfg.status), 10));
+}
+
+TEST(freeze_after_freezes_and_the_engine_is_thawed_before_the_stop)
 {
 	t_env();
 	t_vm_up();
-	char agent[400];
-	snprintf(agent, sizeof agent, "%s/sock/vmcost-agent.sock", t_inst);
-	pid_t peer =
-	    t_fake_peer(agent,
-			"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-			"Content-Length: 17\r\nConnection: close\r\n\r\n{\"state\":\"frozen\"}",
-			1, false);
-	struct autostop_config cfg;
-	t_daemon_config(&cfg, 4, NULL);
-	cfg.freeze_after_s = 1;
-	t_daemon_pid = t_daemon_cfg(&cfg);
+	t_fake_agent();
+	t_daemon_freezing(4, 1);
+	CHECK(t_log_has("idle period 4.0 s, the engine frozen after 1.0 s of it"));
 	CHECK(WAIT_UNTIL(t_log_has("froze dev's Docker engine after 1.0 s idle"), 15));
+	char engine[32];
+	CHECK_STR(t_status_string("engine", engine, sizeof engine), "frozen");
+	CHECK(t_status_number("engine_frozen_for_s") > 0);
+	CHECK_DBL(t_status_number("engine_freezes"), 1, 0.001);
 	CHECK(WAIT_UNTIL(t_calls("stop") == 1, 15)); /* and the stop still comes */
-	waitpid(peer, NULL, 0);
+	CHECK(t_log_has("thawed dev's Docker engine after"));
+	CHECK(t_log_has("frozen (the idle period ends)"));
+	/* Thawed by autostop before anything asked dockerd, then checked, then stopped. */
+	char *order = t_order_from("agent freeze");
+	CHECK(strncmp(order, "agent freeze 200\nagent thaw\ndockerd GET ", 40) == 0);
+	if (strncmp(order, "agent freeze 200\nagent thaw\ndockerd GET ", 40) != 0)
+		printf("    state/order from the freeze:\n%s", order);
+	free(order);
+	char *log = t_slurp(t_log);
+	char *thawed = strstr(log, "thawed dev's Docker engine");
+	char *stopping = strstr(log, "stopping dev:");
+	CHECK(thawed && stopping && thawed < stopping);
+	free(log);
 	t_daemon_stop();
+	t_teardown();
+}
+
+TEST(a_client_while_frozen_is_held_and_the_engine_thawed_first)
+{
+	t_env();
+	t_vm_up();
+	t_fake_agent();
+	t_daemon_freezing(60, 1);
+	CHECK(WAIT_UNTIL(t_log_has("froze dev's Docker engine after 1.0 s idle"), 15));
+	/* The fake dockerd answers nothing while frozen: only a thaw gets this an answer. */
+	char buf[1024];
+	CHECK(t_request(ping_request, buf, sizeof buf, 15000));
+	CHECK_CONTAINS(buf, "\r\n\r\nOK");
+	char *order = t_order_from("agent freeze");
+	const char *want = "agent freeze 200\nagent thaw\ndockerd GET /_ping HTTP/1.1\n";
+	CHECK(strncmp(order, want, strlen(want)) == 0);
+	if (strncmp(order, want, strlen(want)) != 0)
+		printf("    state/order from the freeze:\n%s", order);
+	free(order);
+	CHECK(t_log_has("frozen (a client arrived); relaying 1 held client"));
+	char engine[32];
+	CHECK_STR(t_status_string("engine", engine, sizeof engine), "running");
+	CHECK(t_status_number("engine_frozen_total_s") > 0);
+	/* A poll does not freeze it again in the same idle period. */
+	sleep(2);
+	order = t_order_from("agent freeze");
+	CHECK(strstr(order + 1, "agent freeze") == NULL);
+	free(order);
+	t_daemon_stop();
+	t_teardown();
+}
+
+TEST(a_connection_kept_open_across_the_freeze_is_answered)
+{
+	t_env();
+	t_vm_up();
+	t_fake_agent();
+	t_daemon_freezing(60, 1);
+	CHECK(WAIT_UNTIL(t_log_has("dev is idle"), 10));
+	int fd = t_connect(t_listen); /* relayed to dockerd at once, says nothing yet */
+	CHECK(fd >= 0);
+	CHECK(WAIT_UNTIL(t_log_has("froze dev's Docker engine after 1.0 s idle"), 15));
+	char buf[1024];
+	CHECK(t_send(fd, ping_request, strlen(ping_request)));
+	CHECK(t_read_to_eof(fd, buf, sizeof buf, 15000) > 0);
+	CHECK_CONTAINS(buf, "\r\n\r\nOK");
+	close(fd);
+	CHECK(t_log_has("(a connection kept open sent a request)"));
+	t_daemon_stop();
+	t_teardown();
+}
+
+TEST(a_busy_agent_is_asked_to_freeze_again)
+{
+	t_env();
+	t_vm_up();
+	t_write("503\n", "state/freeze-answers");
+	t_fake_agent();
+	t_daemon_freezing(60, 1);
+	CHECK(WAIT_UNTIL(t_log_has("the agent is busy (the agent is busy: 16 requests running; "
+				   "retry in a second); asking again in 5.0 s"),
+			 15));
+	CHECK(WAIT_UNTIL(t_log_has("froze dev's Docker engine after 1.0 s idle"), 20));
+	/* Asked again (after a check: the period goes on), and frozen then. */
+	char *order = t_order_from("agent freeze");
+	char *again = strstr(order, "agent freeze 200\n");
+	CHECK(strncmp(order, "agent freeze 503\n", 17) == 0 && again);
+	CHECK(again && strstr(again + 1, "agent freeze") == NULL);
+	free(order);
+	t_daemon_stop();
+	t_teardown();
+}
+
+TEST(a_refused_freeze_is_not_asked_again_in_the_period)
+{
+	t_env();
+	t_vm_up();
+	t_write("409\n", "state/freeze-answers");
+	t_fake_agent();
+	t_daemon_freezing(60, 1);
+	CHECK(
+	    WAIT_UNTIL(t_log_has("the agent refused to freeze it (container abc is running)"), 15));
+	sleep(3);
+	char *order = t_order_from("agent freeze");
+	CHECK_STR(order, "agent freeze 409\n");
+	free(order);
+	t_daemon_stop();
+	t_teardown();
+}
+
+/* vmcost autostop ARGS... as the command line runs it, in a child; its log is t_log. */
+static pid_t t_command(char **argv)
+{
+	int argc = 0;
+	while (argv[argc])
+		argc++;
+	fflush(stdout);
+	fflush(stderr);
+	close(open(t_log, O_WRONLY | O_CREAT | O_TRUNC, 0644)); /* no line of the last run */
+	pid_t pid = fork();
+	if (pid == 0) {
+		int fd = open(t_log, O_WRONLY | O_APPEND, 0644);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		close(fd);
+		vmc_log_init("vmcost");
+		exit(cmd_autostop(argc, argv));
+	}
+	return pid;
+}
+
+/* --freeze-after: 30 s unless --idle is not longer, 0 for off, never as long as --idle. */
+TEST(the_command_line_freezes_after_30_s_by_default)
+{
+	t_env();
+	char *dflt[] = {"autostop", "dev", NULL};
+	t_daemon_pid = t_command(dflt);
+	CHECK(WAIT_UNTIL(t_log_has("listening on"), 10));
+	CHECK(t_log_has("idle period 5 min 00 s, the engine frozen after 30.0 s of it"));
+	t_daemon_stop();
+	char *short_idle[] = {"autostop", "dev", "--idle", "30s", NULL};
+	t_daemon_pid = t_command(short_idle);
+	CHECK(WAIT_UNTIL(t_log_has("listening on"), 10));
+	CHECK(t_log_has("idle period 30.0 s\n"));
+	t_daemon_stop();
+	char *off[] = {"autostop", "dev", "--freeze-after", "0", NULL};
+	t_daemon_pid = t_command(off);
+	CHECK(WAIT_UNTIL(t_log_has("listening on"), 10));
+	CHECK(t_log_has("idle period 5 min 00 s\n"));
+	t_daemon_stop();
+	char *given[] = {"autostop", "dev", "--freeze-after", "2m", NULL};
+	t_daemon_pid = t_command(given);
+	CHECK(WAIT_UNTIL(t_log_has("listening on"), 10));
+	CHECK(t_log_has("idle period 5 min 00 s, the engine frozen after 2 min 00 s of it"));
+	t_daemon_stop();
+	char *too_long[] = {"autostop", "dev", "--idle", "1m", "--freeze-after", "1m", NULL};
+	CHECK_INT(t_wait_exit(t_command(too_long), 10), VMC_EXIT_USAGE);
+	CHECK(t_log_has("--freeze-after (60 s) must be shorter than --idle (60 s)"));
+	char *bad[] = {"autostop", "dev", "--freeze-after", "soon", NULL};
+	CHECK_INT(t_wait_exit(t_command(bad), 10), VMC_EXIT_USAGE);
+	CHECK(t_log_has("--freeze-after needs a duration (\"30s\", \"2m\") or 0 for off, not "
+			"\"soon\""));
 	t_teardown();
 }
 
@@ -1417,7 +1734,12 @@ int main(int argc, char **argv)
 	RUN(polls_through_the_relay_do_not_keep_it_up);
 	RUN(a_kept_open_connection_without_work_does_not_keep_it_up);
 	RUN(a_dead_forward_is_healed_without_a_start);
-	RUN(freeze_after_asks_the_agent);
+	RUN(freeze_after_freezes_and_the_engine_is_thawed_before_the_stop);
+	RUN(a_client_while_frozen_is_held_and_the_engine_thawed_first);
+	RUN(a_connection_kept_open_across_the_freeze_is_answered);
+	RUN(a_busy_agent_is_asked_to_freeze_again);
+	RUN(a_refused_freeze_is_not_asked_again_in_the_period);
+	RUN(the_command_line_freezes_after_30_s_by_default);
 	RUN(a_vm_killed_under_a_stream_gives_an_error_then_recovers);
 	RUN(a_failed_start_closes_held_clients_and_says_why);
 	RUN(garbage_half_requests_and_a_thousand_drops);

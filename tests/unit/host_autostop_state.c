@@ -263,16 +263,34 @@ TEST(work_after_polls_restarts_the_period)
 }
 
 /* issue 21: deep idle before the stop, once per idle period. */
+
+/* dev idle since T0, frozen at T0 + 5 (--freeze-after 5 s). */
+static void frozen_idle(struct autostop *a)
+{
+	autostop_init(a, "dev", IDLE, true, T0 - 0.1);
+	autostop_set_freeze_after(a, 5);
+	struct autostop_check c = api_ok(0, "");
+	autostop_check_done(a, T0, &c);
+	CHECK_INT(a->engine, AUTOSTOP_ENGINE_RUNNING);
+	struct autostop_actions act = autostop_check_done(a, T0 + 5, &c);
+	CHECK(has(act, AUTOSTOP_DO_FREEZE));
+	CHECK_INT(a->engine, AUTOSTOP_ENGINE_FREEZING);
+	autostop_freeze_done(a, T0 + 5.5, AUTOSTOP_FREEZE_OK, "");
+	CHECK_INT(a->engine, AUTOSTOP_ENGINE_FROZEN);
+}
+
 TEST(freeze_after_freezes_once_then_stops_at_the_end)
 {
 	struct autostop a;
 	double now;
 	autostop_init(&a, "dev", IDLE, true, T0);
+	CHECK_INT(a.engine, AUTOSTOP_ENGINE_UNKNOWN);
 	autostop_set_freeze_after(&a, 5);
 	struct autostop_check c = api_ok(0, "");
 	struct autostop_actions act = autostop_check_done(&a, T0 + 0.1, &c);
 	now = T0 + 0.1;
 	CHECK_STR(a.decision_kind, "idle");
+	CHECK_INT(a.engine, AUTOSTOP_ENGINE_RUNNING);
 	CHECK(has(act, AUTOSTOP_DO_ARM_TIMER));
 	CHECK_DBL(act.timer_s, 5, 0.001); /* the freeze point first */
 	act = autostop_timer_fired(&a, now + 5);
@@ -281,36 +299,177 @@ TEST(freeze_after_freezes_once_then_stops_at_the_end)
 	CHECK(has(act, AUTOSTOP_DO_FREEZE));
 	CHECK(!has(act, AUTOSTOP_DO_STOP));
 	CHECK_DBL(act.timer_s, IDLE - 5, 0.001); /* then the period's end */
-	act = autostop_freeze_done(&a, now + 6, true, "");
+	act = autostop_freeze_done(&a, now + 6, AUTOSTOP_FREEZE_OK, "");
 	CHECK(has(act, AUTOSTOP_DO_LOG));
 	CHECK_CONTAINS(a.decision, "froze dev's Docker engine after 5.0 s idle");
 	CHECK_INT(a.freezes, 1);
-	/* A check in between does not freeze again. */
-	act = autostop_check_done(&a, now + 8, &c);
-	CHECK(!has(act, AUTOSTOP_DO_FREEZE));
-	act = autostop_check_done(&a, now + IDLE, &c);
+	CHECK_STR(autostop_engine_name(a.engine), "frozen");
+	CHECK_DBL(autostop_frozen_for(&a, now + 10), 4, 0.001);
+	/* The period's end: the engine is thawed first, and only then asked whether it is idle,
+	 * so that the check meets a running dockerd and the VM stops with one. */
+	act = autostop_timer_fired(&a, now + IDLE);
+	CHECK(has(act, AUTOSTOP_DO_THAW));
+	CHECK(!has(act, AUTOSTOP_DO_CHECK));
+	CHECK(!has(act, AUTOSTOP_DO_STOP));
+	CHECK_INT(a.engine, AUTOSTOP_ENGINE_THAWING);
+	act = autostop_thaw_done(&a, now + IDLE + 0.1, true, "", 0);
+	CHECK(has(act, AUTOSTOP_DO_CHECK));
+	CHECK_INT(a.engine, AUTOSTOP_ENGINE_RUNNING);
+	CHECK_CONTAINS(a.decision, "thawed dev's Docker engine after 14.1 s frozen (the idle "
+				   "period ends)");
+	CHECK_DBL(a.frozen_total, 14.1, 0.001);
+	act = autostop_check_done(&a, now + IDLE + 0.2, &c);
 	CHECK(has(act, AUTOSTOP_DO_STOP));
 	CHECK(!has(act, AUTOSTOP_DO_FREEZE));
+	CHECK_INT(a.engine, AUTOSTOP_ENGINE_UNKNOWN); /* the VM stops */
+}
+
+TEST(an_early_timer_while_frozen_rearms_without_waking_the_engine)
+{
+	struct autostop a;
+	frozen_idle(&a);
+	struct autostop_actions act = autostop_timer_fired(&a, T0 + 8);
+	CHECK(!has(act, AUTOSTOP_DO_THAW));
+	CHECK(!has(act, AUTOSTOP_DO_CHECK));
+	CHECK(has(act, AUTOSTOP_DO_ARM_TIMER));
+	CHECK_DBL(act.timer_s, IDLE - 8, 0.001);
+	CHECK_INT(a.engine, AUTOSTOP_ENGINE_FROZEN);
+}
+
+TEST(a_client_while_frozen_is_held_until_the_engine_is_thawed)
+{
+	struct autostop a;
+	frozen_idle(&a);
+	struct autostop_actions act;
+	CHECK(!autostop_client_opened(&a, T0 + 8, &act)); /* held: its bytes wait */
+	CHECK(has(act, AUTOSTOP_DO_THAW));
+	CHECK_INT(a.engine, AUTOSTOP_ENGINE_THAWING);
+	/* A second client while the thaw runs: held too, no second thaw. */
+	CHECK(!autostop_client_opened(&a, T0 + 8.01, &act));
+	CHECK(!has(act, AUTOSTOP_DO_THAW));
+	act = autostop_thaw_done(&a, T0 + 8.03, true, "", 2);
+	CHECK(has(act, AUTOSTOP_DO_CONNECT_HELD));
+	CHECK(!has(act, AUTOSTOP_DO_CHECK)); /* the clients say what they do */
+	CHECK_INT(a.engine, AUTOSTOP_ENGINE_RUNNING);
+	CHECK_CONTAINS(a.decision, "thawed dev's Docker engine after 2.5 s frozen (a client "
+				   "arrived); relaying 2 held clients");
+	CHECK_STR(a.decision_kind, "thaw");
+	CHECK_DBL(autostop_frozen_for(&a, T0 + 9), 0, 0.001);
+	/* Once connected, clients are relayed at once again. */
+	CHECK(autostop_client_opened(&a, T0 + 9, &act));
+	CHECK(!has(act, AUTOSTOP_DO_THAW));
+}
+
+TEST(a_thaw_the_agent_does_not_answer_still_lets_the_clients_go)
+{
+	struct autostop a;
+	frozen_idle(&a);
+	struct autostop_actions act;
+	CHECK(!autostop_client_opened(&a, T0 + 8, &act));
+	act = autostop_thaw_done(&a, T0 + 18, false, "connection refused", 1);
+	CHECK(has(act, AUTOSTOP_DO_CONNECT_HELD));
+	CHECK_CONTAINS(a.decision, "the agent did not thaw dev's Docker engine (connection "
+				   "refused); going on anyway");
+	CHECK_INT(a.engine, AUTOSTOP_ENGINE_UNKNOWN);
+	/* The next check that answers shows it running. */
+	struct autostop_check c = api_ok(0, "");
+	autostop_check_done(&a, T0 + 19, &c);
+	CHECK_INT(a.engine, AUTOSTOP_ENGINE_RUNNING);
+}
+
+TEST(a_connection_kept_open_across_the_freeze_thaws_it_when_it_speaks)
+{
+	struct autostop a;
+	autostop_init(&a, "dev", IDLE, true, T0 - 0.1);
+	autostop_set_freeze_after(&a, 5);
+	struct autostop_actions act;
+	CHECK(autostop_client_opened(&a, T0 - 0.05, &act)); /* connected, says nothing */
+	struct autostop_check c = api_ok(0, "");
+	autostop_check_done(&a, T0, &c);
+	act = autostop_check_done(&a, T0 + 5, &c);
+	CHECK(has(act, AUTOSTOP_DO_FREEZE)); /* a quiet connection is no work */
+	autostop_freeze_done(&a, T0 + 5.5, AUTOSTOP_FREEZE_OK, "");
+	/* Its request reaches the frozen dockerd's socket: autostop thaws it. */
+	act = autostop_client_activity(&a, T0 + 7, AUTOSTOP_QUIET, AUTOSTOP_POLLING);
+	CHECK(has(act, AUTOSTOP_DO_THAW));
+	CHECK_INT(a.engine, AUTOSTOP_ENGINE_THAWING);
+	act = autostop_thaw_done(&a, T0 + 7.02, true, "", 0);
+	CHECK_CONTAINS(a.decision, "(a connection kept open sent a request)");
+	/* A poll: the period goes on, and it is not frozen again within it. */
+	autostop_client_activity(&a, T0 + 7.1, AUTOSTOP_POLLING, AUTOSTOP_QUIET);
+	act = autostop_check_done(&a, T0 + 8, &c);
+	CHECK(!has(act, AUTOSTOP_DO_FREEZE));
+	act = autostop_check_done(&a, T0 + IDLE, &c);
+	CHECK(has(act, AUTOSTOP_DO_STOP));
+}
+
+TEST(a_client_during_the_freeze_is_held_and_thawed_for_at_once)
+{
+	struct autostop a;
+	autostop_init(&a, "dev", IDLE, true, T0 - 0.1);
+	autostop_set_freeze_after(&a, 5);
+	struct autostop_check c = api_ok(0, "");
+	autostop_check_done(&a, T0, &c);
+	autostop_check_done(&a, T0 + 5, &c);
+	struct autostop_actions act;
+	CHECK(!autostop_client_opened(&a, T0 + 5.2, &act));
+	CHECK(!has(act, AUTOSTOP_DO_THAW)); /* the freeze's answer first */
+	act = autostop_freeze_done(&a, T0 + 5.5, AUTOSTOP_FREEZE_OK, "");
+	CHECK(has(act, AUTOSTOP_DO_THAW));
+	CHECK_CONTAINS(a.decision, "froze dev's Docker engine after 5.0 s idle; thawing it (a "
+				   "client arrived)");
+	CHECK_INT(a.freezes, 1);
+	act = autostop_thaw_done(&a, T0 + 5.6, true, "", 1);
+	CHECK(has(act, AUTOSTOP_DO_CONNECT_HELD));
+	/* Refused instead: the held client goes on at once. */
+	autostop_init(&a, "dev", IDLE, true, T0 - 0.1);
+	autostop_set_freeze_after(&a, 5);
+	autostop_check_done(&a, T0, &c);
+	autostop_check_done(&a, T0 + 5, &c);
+	CHECK(!autostop_client_opened(&a, T0 + 5.2, &act));
+	act = autostop_freeze_done(&a, T0 + 5.5, AUTOSTOP_FREEZE_REFUSED, "container abc runs");
+	CHECK(has(act, AUTOSTOP_DO_CONNECT_HELD));
+	CHECK(!has(act, AUTOSTOP_DO_THAW));
+	CHECK_INT(a.engine, AUTOSTOP_ENGINE_RUNNING);
+}
+
+TEST(the_period_ending_during_the_freeze_thaws_then_checks)
+{
+	struct autostop a;
+	autostop_init(&a, "dev", 6, true, T0 - 0.1);
+	autostop_set_freeze_after(&a, 5);
+	struct autostop_check c = api_ok(0, "");
+	autostop_check_done(&a, T0, &c);
+	autostop_check_done(&a, T0 + 5, &c);
+	/* The freeze takes its time (the agent waits for frozen 1); the period ends. */
+	struct autostop_actions act = autostop_timer_fired(&a, T0 + 6);
+	CHECK(!has(act, AUTOSTOP_DO_CHECK));
+	act = autostop_freeze_done(&a, T0 + 6.5, AUTOSTOP_FREEZE_OK, "");
+	CHECK(has(act, AUTOSTOP_DO_THAW));
+	act = autostop_thaw_done(&a, T0 + 6.6, true, "", 0);
+	CHECK(has(act, AUTOSTOP_DO_CHECK));
+	act = autostop_check_done(&a, T0 + 6.7, &c);
+	CHECK(has(act, AUTOSTOP_DO_STOP));
 }
 
 TEST(work_thaws_and_the_next_period_freezes_again)
 {
 	struct autostop a;
-	autostop_init(&a, "dev", IDLE, true, T0);
-	autostop_set_freeze_after(&a, 5);
-	struct autostop_check c = api_ok(0, "");
-	autostop_check_done(&a, T0, &c);
-	struct autostop_actions act = autostop_check_done(&a, T0 + 5, &c);
-	CHECK(has(act, AUTOSTOP_DO_FREEZE));
-	autostop_freeze_done(&a, T0 + 5.5, true, "");
-	autostop_client_opened(&a, T0 + 7, &act);
+	frozen_idle(&a);
+	struct autostop_actions act;
+	CHECK(!autostop_client_opened(&a, T0 + 7, &act));
 	autostop_client_activity(&a, T0 + 7, AUTOSTOP_QUIET, AUTOSTOP_WORKING);
-	CHECK(!a.frozen);
+	autostop_thaw_done(&a, T0 + 7.05, true, "", 1);
+	CHECK(!a.freeze_tried);
 	autostop_client_activity(&a, T0 + 8, AUTOSTOP_WORKING, AUTOSTOP_QUIET);
+	struct autostop_check c = api_ok(0, "");
 	autostop_check_done(&a, T0 + 9, &c); /* a new period */
 	act = autostop_check_done(&a, T0 + 14, &c);
 	CHECK(has(act, AUTOSTOP_DO_FREEZE));
+	autostop_freeze_done(&a, T0 + 14.5, AUTOSTOP_FREEZE_OK, "");
 	CHECK_INT(a.freezes, 2);
+	CHECK_DBL(a.frozen_total, 1.55, 0.001);
+	CHECK_DBL(autostop_frozen_for(&a, T0 + 15.5), 1, 0.001);
 }
 
 TEST(a_refused_freeze_is_logged_and_not_retried_in_the_period)
@@ -321,15 +480,63 @@ TEST(a_refused_freeze_is_logged_and_not_retried_in_the_period)
 	struct autostop_check c = api_ok(0, "");
 	autostop_check_done(&a, T0, &c);
 	autostop_check_done(&a, T0 + 5, &c);
-	struct autostop_actions act =
-	    autostop_freeze_done(&a, T0 + 5.5, false, "processes that are not the engine's run");
+	struct autostop_actions act = autostop_freeze_done(
+	    &a, T0 + 5.5, AUTOSTOP_FREEZE_REFUSED, "processes that are not the engine's run");
 	CHECK_CONTAINS(a.decision,
 		       "refused to freeze it (processes that are not the engine's run)");
+	CHECK_INT(a.engine, AUTOSTOP_ENGINE_RUNNING);
+	act = autostop_check_done(&a, T0 + 7, &c);
+	CHECK(!has(act, AUTOSTOP_DO_FREEZE));
+	CHECK_INT(a.freezes, 0);
+	/* No agent at all: the same, said so. */
+	autostop_init(&a, "dev", IDLE, true, T0);
+	autostop_set_freeze_after(&a, 5);
+	autostop_check_done(&a, T0, &c);
+	autostop_check_done(&a, T0 + 5, &c);
+	autostop_freeze_done(&a, T0 + 5.5, AUTOSTOP_FREEZE_FAILED, "connection refused");
+	CHECK_CONTAINS(a.decision, "the agent did not answer the freeze (connection refused)");
 	act = autostop_check_done(&a, T0 + 7, &c);
 	CHECK(!has(act, AUTOSTOP_DO_FREEZE));
 	/* Longer than the idle period: never. */
 	autostop_set_freeze_after(&a, IDLE + 1);
 	CHECK_DBL(a.freeze_after, 0, 0.001);
+}
+
+TEST(a_busy_agent_is_asked_again_later_in_the_period)
+{
+	struct autostop a;
+	autostop_init(&a, "dev", IDLE, true, T0);
+	autostop_set_freeze_after(&a, 5);
+	struct autostop_check c = api_ok(0, "");
+	autostop_check_done(&a, T0, &c);
+	autostop_check_done(&a, T0 + 5, &c);
+	struct autostop_actions act = autostop_freeze_done(
+	    &a, T0 + 5.2, AUTOSTOP_FREEZE_BUSY, "the agent is busy: 16 requests running");
+	CHECK_CONTAINS(a.decision, "stays thawed for now: the agent is busy (the agent is busy: "
+				   "16 requests running); asking again in 5.0 s");
+	CHECK(has(act, AUTOSTOP_DO_ARM_TIMER));
+	CHECK_DBL(act.timer_s, AUTOSTOP_FREEZE_RETRY_S, 0.001);
+	CHECK_INT(a.engine, AUTOSTOP_ENGINE_RUNNING);
+	/* Not before the retry time... */
+	act = autostop_check_done(&a, T0 + 7, &c);
+	CHECK(!has(act, AUTOSTOP_DO_FREEZE));
+	CHECK_DBL(act.timer_s, T0 + 5.2 + AUTOSTOP_FREEZE_RETRY_S - (T0 + 7), 0.001);
+	/* ...then again. */
+	act = autostop_timer_fired(&a, T0 + 10.2);
+	CHECK(has(act, AUTOSTOP_DO_CHECK));
+	act = autostop_check_done(&a, T0 + 10.2, &c);
+	CHECK(has(act, AUTOSTOP_DO_FREEZE));
+	autostop_freeze_done(&a, T0 + 10.5, AUTOSTOP_FREEZE_OK, "");
+	CHECK_INT(a.freezes, 1);
+	/* A retry due after the period's end is not waited for: the stop comes on time. */
+	autostop_init(&a, "dev", IDLE, true, T0);
+	autostop_set_freeze_after(&a, 5);
+	autostop_check_done(&a, T0, &c);
+	autostop_check_done(&a, T0 + IDLE - 2, &c);
+	act = autostop_freeze_done(&a, T0 + IDLE - 1.9, AUTOSTOP_FREEZE_BUSY, "busy");
+	CHECK_DBL(act.timer_s, 1.9, 0.001);
+	act = autostop_check_done(&a, T0 + IDLE, &c);
+	CHECK(has(act, AUTOSTOP_DO_STOP));
 }
 
 TEST(requests_are_told_apart)
@@ -924,8 +1131,15 @@ int main(void)
 	RUN(work_after_polls_restarts_the_period);
 	RUN(requests_are_told_apart);
 	RUN(freeze_after_freezes_once_then_stops_at_the_end);
+	RUN(an_early_timer_while_frozen_rearms_without_waking_the_engine);
+	RUN(a_client_while_frozen_is_held_until_the_engine_is_thawed);
+	RUN(a_thaw_the_agent_does_not_answer_still_lets_the_clients_go);
+	RUN(a_connection_kept_open_across_the_freeze_thaws_it_when_it_speaks);
+	RUN(a_client_during_the_freeze_is_held_and_thawed_for_at_once);
+	RUN(the_period_ending_during_the_freeze_thaws_then_checks);
 	RUN(work_thaws_and_the_next_period_freezes_again);
 	RUN(a_refused_freeze_is_logged_and_not_retried_in_the_period);
+	RUN(a_busy_agent_is_asked_again_later_in_the_period);
 	RUN(never_stops_what_it_did_not_see_healthy);
 	RUN(a_vm_stopped_by_hand_is_waited_for_not_stopped);
 	RUN(init_with_a_stopped_instance_waits_for_a_client);

@@ -6,6 +6,8 @@
  * print is compared with golden files (tests/unit/fixtures/output/vmcost-*.txt): one transcript
  * per test, each run's command line, exit code, stdout and stderr.
  */
+#include "autostop/state.h"
+#include "autostop/status.h"
 #include "check.h"
 #include "clients/vmproc.h"
 #include "commands/commands.h"
@@ -81,6 +83,8 @@ static void transcript_check(const char *name)
 	text = golden_mask(text, "Writes by vm over ", "\n", "INTERVAL");
 	text = golden_mask(text, ") after ", " s\n", "N");
 	text = golden_replace_number(text, (long)vm_child, "VMPID");
+	/* the status of vmcost autostop names the build */
+	text = golden_mask(text, "\"version\": \"", "\"", "VERSION");
 	text = golden_replace_number(text, (long)getpid(), "PID");
 	for (size_t i = 0; i < ndead; i++)
 		text = golden_replace_number(text, (long)dead_pids[i], "DEADPID");
@@ -255,6 +259,34 @@ static pid_t agent_answers_in(const char *dir, const char *body, int count)
 		return -1;
 	pid_t peer = t_fake_peer(path, response, count, false);
 	free(response);
+	return peer;
+}
+
+/*
+ * What a vmcost autostop serving instance NAME in DIR says on its status socket: idle since
+ * t = 1000 with a 5 min period, its engine frozen at 1030.5 (--freeze-after 30 s), asked at
+ * 1072.5. count connections are answered.
+ */
+static pid_t autostop_answers_in(const char *dir, const char *name, int count)
+{
+	struct autostop a;
+	autostop_init(&a, name, 300, true, 999);
+	autostop_set_freeze_after(&a, 30);
+	struct autostop_check c = {.api_ok = true};
+	autostop_check_done(&a, 1000, &c);
+	autostop_check_done(&a, 1030, &c);
+	autostop_freeze_done(&a, 1030.5, AUTOSTOP_FREEZE_OK, "");
+	char listen[4200], upstream[4200], path[4200];
+	snprintf(listen, sizeof listen, "%s/%s/sock/docker-autostop.sock", t_root, dir);
+	snprintf(upstream, sizeof upstream, "%s/%s/sock/docker.sock", t_root, dir);
+	json_t *doc = autostop_status_document(&a, listen, upstream, 1072.5);
+	char *text = json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	snprintf(path, sizeof path, "%s/%s/sock", t_root, dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof path, "%s/%s/sock/%s", t_root, dir, AUTOSTOP_STATUS_SOCKET_NAME);
+	pid_t peer = t_fake_peer(path, text, count, true);
+	free(text);
 	return peer;
 }
 
@@ -501,6 +533,28 @@ TEST(measurements_print_on_a_fake_proc)
 		waitpid(agent, NULL, 0);
 	}
 	transcript_check("vmcost-trim");
+
+	/* issue 21: the engine autostop froze, in --status, in its JSON and in the list. */
+	transcript_begin();
+	pid_t daemon = autostop_answers_in("fixed/vm", "vm", 3);
+	CHECK_INT(run(cmd_autostop, "autostop", "vm", "--status", NULL), VMC_EXIT_OK);
+	CHECK_CONTAINS(t_out, "engine:      frozen for 42.0 s (deep idle after 30.0 s idle; 1 "
+			      "freeze, 42.0 s frozen in all)");
+	CHECK_INT(run(cmd_autostop, "autostop", "vm", "--status", "--json", NULL), VMC_EXIT_OK);
+	json_t *st = stdout_json();
+	CHECK_STR(json_string_value(json_object_get(st, "engine")), "frozen");
+	CHECK_INT(json_integer_value(json_object_get(st, "engine_freezes")), 1);
+	CHECK_DBL(json_number_value(json_object_get(st, "engine_frozen_for_s")), 42, 0.001);
+	json_decref(st);
+	CHECK_INT(run(cmd_list, "list", NULL), VMC_EXIT_OK);
+	CHECK_CONTAINS(t_out, "idle 1 min 13 s, engine frozen");
+	waitpid(daemon, NULL, 0);
+	transcript_check("vmcost-autostop-status-engine");
+	/* The fake daemon's socket file stays behind: gone, for the suites' "no daemon" cases. */
+	char status_sock[4200];
+	snprintf(status_sock, sizeof status_sock, "%s/fixed/vm/sock/%s", t_root,
+		 AUTOSTOP_STATUS_SOCKET_NAME);
+	unlink(status_sock);
 	fixed_vm_end();
 }
 

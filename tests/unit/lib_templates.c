@@ -367,6 +367,9 @@ static const char *tarball_source(const char *name)
 	    {"install.sh", "provision/install-vmcost-agent.sh"},
 	    {"init.d/cache-trim", "provision/init.d/cache-trim"},
 	    {"systemd/cache-trim.service", "provision/systemd/cache-trim.service"},
+	    {"systemd/vmcost-engine-thaw.service", "provision/systemd/vmcost-engine-thaw.service"},
+	    {"idle-sysctls.sh", "provision/idle-sysctls.sh"},
+	    {"containerd-quiet.sh", "provision/containerd-quiet.sh"},
 	    {"agent.yaml", "provision/vmcost-agent.yaml"}};
 	for (size_t i = 0; i < sizeof extras / sizeof extras[0]; i++)
 		if (strcmp(name, extras[i][0]) == 0)
@@ -457,13 +460,19 @@ TEST(the_fragment_pins_the_tarball_of_exactly_the_agent_sources)
 		CHECK_INT(same, 0);
 		free(want[i]);
 	}
-	static const char *const extras[] = {"build.sh",	  "install.sh",
-					     "init.d/cache-trim", "systemd/cache-trim.service",
-					     "agent.yaml",	  NULL};
+	static const char *const extras[] = {"build.sh",
+					     "install.sh",
+					     "init.d/cache-trim",
+					     "systemd/cache-trim.service",
+					     "systemd/vmcost-engine-thaw.service",
+					     "idle-sysctls.sh",
+					     "containerd-quiet.sh",
+					     "agent.yaml",
+					     NULL};
 	for (const char *const *e = extras; *e; e++)
 		CHECK_OK(shell("cmp -s %s %s/x/%s", tarball_source(*e), tmp, *e));
 	/* And nothing else. */
-	CHECK_OK(shell("test \"$(find %s/x -type f | wc -l)\" -eq %d", tmp, nwant + 5));
+	CHECK_OK(shell("test \"$(find %s/x -type f | wc -l)\" -eq %d", tmp, nwant + 8));
 	free(sha);
 	shell("rm -rf %s", tmp);
 }
