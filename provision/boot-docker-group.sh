@@ -16,35 +16,35 @@
 # Idempotent: a boot that changes nothing writes nothing.
 # VMCOST_ROOT (tests only) prefixes every path so the script can run on a fake root.
 (
-	set -eu
-	root=${VMCOST_ROOT:-}
-	# Lima renders this template field with the instance's user name.
-	user="{{.User}}"
-	group=docker
-	file=$root/etc/group
-	say() { echo "vmcost boot: $*"; }
+    set -eu
+    root=${VMCOST_ROOT:-}
+    # Lima renders this template field with the instance's user name.
+    user="{{.User}}"
+    group=docker
+    file=$root/etc/group
+    say() { echo "vmcost boot: $*"; }
 
-	if ! grep -q "^$group:" "$file"; then
-		addgroup -S "$group"
-		say "created the $group group"
-	fi
-	new=$(mktemp)
-	awk -F: -v OFS=: -v g="$group" -v u="$user" '
-		$1 == g {
-			n = split($4, m, ",")
-			for (i = 1; i <= n; i++) if (m[i] == u) found = 1
-			if (!found) $4 = $4 == "" ? u : $4 "," u
-		}
-		{ print }' "$file" >"$new"
-	if cmp -s "$file" "$new"; then
-		rm -f "$new" "$file.vmcost-new"
-	else
-		# Beside it with its mode and owner, then renamed over it: a boot killed here (power
-		# loss) leaves the old /etc/group or the new one, never a half-written one.
-		cp -p "$file" "$file.vmcost-new"
-		cat "$new" >"$file.vmcost-new"
-		mv -f "$file.vmcost-new" "$file"
-		rm -f "$new"
-		say "$user is in the $group group from its first login on"
-	fi
+    if ! grep -q "^$group:" "$file"; then
+        addgroup -S "$group"
+        say "created the $group group"
+    fi
+    new=$(mktemp)
+    awk -F: -v OFS=: -v g="$group" -v u="$user" '
+        $1 == g {
+            n = split($4, m, ",")
+            for (i = 1; i <= n; i++) if (m[i] == u) found = 1
+            if (!found) $4 = $4 == "" ? u : $4 "," u
+        }
+        { print }' "$file" >"$new"
+    if cmp -s "$file" "$new"; then
+        rm -f "$new" "$file.vmcost-new"
+    else
+        # Beside it with its mode and owner, then renamed over it: a boot killed here (power
+        # loss) leaves the old /etc/group or the new one, never a half-written one.
+        cp -p "$file" "$file.vmcost-new"
+        cat "$new" >"$file.vmcost-new"
+        mv -f "$file.vmcost-new" "$file"
+        rm -f "$new"
+        say "$user is in the $group group from its first login on"
+    fi
 )

@@ -27,32 +27,32 @@
 # From the second boot on it changes nothing and returns at once.
 # VMCOST_ROOT (tests only) prefixes every path so the script can run on a fake root.
 (
-	set -eu
-	root=${VMCOST_ROOT:-}
-	# Lima renders this template field with the instance's user name.
-	user="{{.User}}"
-	image_user=alpine
-	home=$root/home/$image_user
-	# The reboot takes as long as OpenRC's shutdown; past this something is wrong: go on.
-	wait_seconds=600
-	say() { echo "vmcost boot: $*"; }
+    set -eu
+    root=${VMCOST_ROOT:-}
+    # Lima renders this template field with the instance's user name.
+    user="{{.User}}"
+    image_user=alpine
+    home=$root/home/$image_user
+    # The reboot takes as long as OpenRC's shutdown; past this something is wrong: go on.
+    wait_seconds=600
+    say() { echo "vmcost boot: $*"; }
 
-	# A Lima user named alpine is the image's user: Lima keeps it, and so does this script.
-	[ "$user" != "$image_user" ] || exit 0
-	# What Lima's script tests (`id -u alpine` is 1000), read from the file.
-	uid=$(awk -F: -v u="$image_user" '$1 == u { print $3 }' "$root/etc/passwd")
-	[ "$uid" = 1000 ] || exit 0
+    # A Lima user named alpine is the image's user: Lima keeps it, and so does this script.
+    [ "$user" != "$image_user" ] || exit 0
+    # What Lima's script tests (`id -u alpine` is 1000), read from the file.
+    uid=$(awk -F: -v u="$image_user" '$1 == u { print $3 }' "$root/etc/passwd")
+    [ "$uid" = 1000 ] || exit 0
 
-	say "first boot of the cloud image: removing its user $image_user and rebooting before $user exists"
-	cloud-init clean --logs
-	rm -rf "$home"
-	if command -v userdel >/dev/null 2>&1; then
-		userdel "$image_user"
-	else
-		deluser "$image_user"
-	fi
-	reboot
-	sleep "$wait_seconds"
-	say "no reboot within $wait_seconds s: this boot goes on, the kernel arguments take effect after \`limactl restart\`"
-	exit 1
+    say "first boot of the cloud image: removing its user $image_user and rebooting before $user exists"
+    cloud-init clean --logs
+    rm -rf "$home"
+    if command -v userdel >/dev/null 2>&1; then
+        userdel "$image_user"
+    else
+        deluser "$image_user"
+    fi
+    reboot
+    sleep "$wait_seconds"
+    say "no reboot within $wait_seconds s: this boot goes on, the kernel arguments take effect after \`limactl restart\`"
+    exit 1
 )

@@ -27,72 +27,72 @@
 # Idempotent: a boot that changes nothing writes nothing and runs no grub-mkconfig.
 # VMCOST_ROOT (tests only) prefixes every path so the script can run on a fake root.
 (
-	set -eu
-	root=${VMCOST_ROOT:-}
-	kernel_args="init_on_free=1 psi=1 nowatchdog sysctl.vm.compaction_proactiveness=0"
-	conf=$root/etc/default/grub
-	cfg=$root/boot/grub/grub.cfg
-	say() { echo "vmcost boot: $*"; }
+    set -eu
+    root=${VMCOST_ROOT:-}
+    kernel_args="init_on_free=1 psi=1 nowatchdog sysctl.vm.compaction_proactiveness=0"
+    conf=$root/etc/default/grub
+    cfg=$root/boot/grub/grub.cfg
+    say() { echo "vmcost boot: $*"; }
 
-	if [ ! -f "$conf" ]; then
-		say "no /etc/default/grub: the kernel command line is fixed by the image"
-		exit 0
-	fi
-	new=$(mktemp)
-	awk -v args="$kernel_args" '
-		function merge(value,   n, words, have, i, key, m, want) {
-			n = split(value, words, /[ \t]+/)
-			for (i = 1; i <= n; i++) {
-				key = words[i]
-				sub(/=.*/, "", key)
-				if (key != "") have[key] = 1
-			}
-			m = split(args, want, " ")
-			for (i = 1; i <= m; i++) {
-				key = want[i]
-				sub(/=.*/, "", key)
-				if (!(key in have)) value = value == "" ? want[i] : value " " want[i]
-			}
-			return value
-		}
-		/^GRUB_TIMEOUT=/ { print "GRUB_TIMEOUT=0"; timeout = 1; next }
-		/^GRUB_CMDLINE_LINUX_DEFAULT=/ {
-			value = $0
-			sub(/^GRUB_CMDLINE_LINUX_DEFAULT=/, "", value)
-			q = substr(value, 1, 1)
-			if (q == "\"" || q == "\047") {
-				value = substr(value, 2)
-				sub(/["\047][ \t]*$/, "", value)
-			}
-			print "GRUB_CMDLINE_LINUX_DEFAULT=\"" merge(value) "\""
-			cmdline = 1
-			next
-		}
-		{ print }
-		END {
-			if (!timeout) print "GRUB_TIMEOUT=0"
-			if (!cmdline) print "GRUB_CMDLINE_LINUX_DEFAULT=\"" merge("") "\""
-		}' "$conf" >"$new"
-	changed=0
-	if ! cmp -s "$conf" "$new"; then
-		# Beside it with its mode and owner, then renamed over it: a kill leaves the old file
-		# or the new one. (A kill before grub-mkconfig leaves grub.cfg older than the file: the
-		# next boot regenerates it.)
-		cp -p "$conf" "$conf.vmcost-new"
-		cat "$new" >"$conf.vmcost-new"
-		mv -f "$conf.vmcost-new" "$conf"
-		changed=1
-	fi
-	rm -f "$new" "$conf.vmcost-new"
-	if [ "$changed" = 1 ] || [ ! -f "$cfg" ] || [ -n "$(find "$conf" -newer "$cfg")" ]; then
-		if command -v grub-mkconfig >/dev/null 2>&1; then
-			grub-mkconfig -o "$cfg"
-		elif command -v update-grub >/dev/null 2>&1; then
-			update-grub
-		else
-			say "neither grub-mkconfig nor update-grub found: $cfg not regenerated"
-			exit 0
-		fi
-		say "GRUB: timeout 0, kernel arguments: $kernel_args (live from the next boot)"
-	fi
+    if [ ! -f "$conf" ]; then
+        say "no /etc/default/grub: the kernel command line is fixed by the image"
+        exit 0
+    fi
+    new=$(mktemp)
+    awk -v args="$kernel_args" '
+        function merge(value,   n, words, have, i, key, m, want) {
+            n = split(value, words, /[ \t]+/)
+            for (i = 1; i <= n; i++) {
+                key = words[i]
+                sub(/=.*/, "", key)
+                if (key != "") have[key] = 1
+            }
+            m = split(args, want, " ")
+            for (i = 1; i <= m; i++) {
+                key = want[i]
+                sub(/=.*/, "", key)
+                if (!(key in have)) value = value == "" ? want[i] : value " " want[i]
+            }
+            return value
+        }
+        /^GRUB_TIMEOUT=/ { print "GRUB_TIMEOUT=0"; timeout = 1; next }
+        /^GRUB_CMDLINE_LINUX_DEFAULT=/ {
+            value = $0
+            sub(/^GRUB_CMDLINE_LINUX_DEFAULT=/, "", value)
+            q = substr(value, 1, 1)
+            if (q == "\"" || q == "\047") {
+                value = substr(value, 2)
+                sub(/["\047][ \t]*$/, "", value)
+            }
+            print "GRUB_CMDLINE_LINUX_DEFAULT=\"" merge(value) "\""
+            cmdline = 1
+            next
+        }
+        { print }
+        END {
+            if (!timeout) print "GRUB_TIMEOUT=0"
+            if (!cmdline) print "GRUB_CMDLINE_LINUX_DEFAULT=\"" merge("") "\""
+        }' "$conf" >"$new"
+    changed=0
+    if ! cmp -s "$conf" "$new"; then
+        # Beside it with its mode and owner, then renamed over it: a kill leaves the old file
+        # or the new one. (A kill before grub-mkconfig leaves grub.cfg older than the file: the
+        # next boot regenerates it.)
+        cp -p "$conf" "$conf.vmcost-new"
+        cat "$new" >"$conf.vmcost-new"
+        mv -f "$conf.vmcost-new" "$conf"
+        changed=1
+    fi
+    rm -f "$new" "$conf.vmcost-new"
+    if [ "$changed" = 1 ] || [ ! -f "$cfg" ] || [ -n "$(find "$conf" -newer "$cfg")" ]; then
+        if command -v grub-mkconfig >/dev/null 2>&1; then
+            grub-mkconfig -o "$cfg"
+        elif command -v update-grub >/dev/null 2>&1; then
+            update-grub
+        else
+            say "neither grub-mkconfig nor update-grub found: $cfg not regenerated"
+            exit 0
+        fi
+        say "GRUB: timeout 0, kernel arguments: $kernel_args (live from the next boot)"
+    fi
 )

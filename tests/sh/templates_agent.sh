@@ -242,8 +242,8 @@ alpine_tests() {
 	check "alpine: ... and keeps what was there" grep -qx 'DOCKER_OPTS=""' "$r/etc/conf.d/docker"
 	check "alpine: ... the same lines as the templates' docker.sh writes" sh -c \
 		"sed -n '/^# vmcost: thaw the engine/,/^case /p' '$r/etc/conf.d/docker' >'$tmp/hook.agent' && \
-		 sed -n '/^thaw_marker=/,/^}/p' provision/docker.sh >'$tmp/hook.docker' && \
-		 sed -n '/^thaw_marker=/,/^}/p' provision/install-vmcost-agent.sh >'$tmp/hook.install' && \
+		 sed -n '/^thaw_marker=/,/^}/p' provision/docker.sh | expand -i -t 4 >'$tmp/hook.docker' && \
+		 sed -n '/^thaw_marker=/,/^}/p' provision/install-vmcost-agent.sh | expand -i -t 4 >'$tmp/hook.install' && \
 		 test -s '$tmp/hook.agent' && cmp -s '$tmp/hook.docker' '$tmp/hook.install'"
 	check "alpine: no containerd service, no conf.d for it" test ! -e "$r/etc/conf.d/containerd"
 	check "alpine: no systemd unit for the thaw on OpenRC" test ! -e "$r/etc/systemd/system/vmcost-engine-thaw.service"
