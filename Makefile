@@ -308,8 +308,12 @@ script-tests: $(ALL_BINS) $(TEMPLATE_LINT_BIN)
 		$(RUN_SUITE) "sh/$$(basename $$t .sh)" $$t || rc=1; done; exit $$rc
 
 # ---- lab -------------------------------------------------------------------------------------
-lab: $(AGENT_STATIC_BIN)
+# VMCOST_LAB_ARCH=aarch64 (lab/vm --arch): the lab's aarch64 guest too, with the static aarch64
+# agent (make demo and the lab suites then run on it).
+LAB_AARCH64 = $(filter aarch64,$(VMCOST_LAB_ARCH))
+lab: $(AGENT_STATIC_BIN) $(if $(LAB_AARCH64),guest-agent/vmcost-agent-static-arm64)
 	lab/build
+	$(if $(LAB_AARCH64),lab/build --arch aarch64)
 
 # Two lanes at a time (VMCOST_LAB_LANES), memtest alone: tests/lab/run-lanes says why.
 lab-check: $(ALL_BINS) $(HOST_ASAN_BIN) lab
