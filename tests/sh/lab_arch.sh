@@ -7,7 +7,8 @@
 # machine, the guest's kernel and initramfs from the cache's aarch64/ folder, the PL011 console,
 # lima.yaml's arch, lab.env, the limactl stand-in's list), what it keeps (the balloon with
 # free-page reporting, qemu.pid, qmp.sock, the agent forward), VMCOST_LAB_ARCH as the default, the
-# arch kept on a restart, and the refusals. Whether the guest boots is for tests/lab (no VM here).
+# arch kept on a restart, and the refusals; and what a failed boot reports (boot-failure.log).
+# Whether the guest boots is for tests/lab (no VM here).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/suite.sh
@@ -33,6 +34,7 @@ EOF
 cat >"$tmp/lab/libexec/hostagent" <<EOF
 #!/bin/sh
 "$repo/lab/libexec/hostagent" "\$1" --print-qemu >"\$1/qemu.command"
+echo "qemu-system-stub: no guest here (tests/sh/lab_arch.sh)" >&2
 EOF
 chmod +x "$tmp/lab/build" "$tmp/lab/libexec/hostagent"
 export VMCOST_LAB_CACHE="$tmp/cache" LIMA_HOME="$tmp/home"
@@ -44,9 +46,20 @@ start() {
 	"$tmp/lab/vm" start "$@" --timeout 5 --max-wait 5 >"$tmp/out" 2>"$tmp/err"
 }
 
+t0=$(date +%s)
 start a1 --arch aarch64 --fpr
+rc=$?
+took=$(($(date +%s) - t0))
 dir=$LIMA_HOME/a1
 has "the start stopped where the VM would have booted" "$tmp/err" "the VM exited during boot"
+# A failed boot fails at once and says why: the reason, QEMU's own stderr (the hostagent's
+# log), the load and the build lock, on stderr and in boot-failure.log.
+check "a failed boot fails the start (exit $rc) at once ($took s)" test "$rc" != 0 -a "$took" -le 5
+has "boot-failure.log: the reason" "$dir/boot-failure.log" "lab: a1: the VM exited during boot"
+has "boot-failure.log: QEMU's own stderr" "$dir/boot-failure.log" "qemu-system-stub: no guest here"
+has "boot-failure.log: the machine's load" "$dir/boot-failure.log" "lab: load average"
+has "boot-failure.log: who holds the build lock" "$dir/boot-failure.log" "the lab build lock"
+has "... and the same on stderr" "$tmp/err" "qemu-system-stub: no guest here"
 has "lab/build builds the aarch64 guest" "$tmp/build.args" "--arch aarch64"
 has "lab.env keeps the arch" "$dir/lab.env" "ARCH=aarch64"
 has "lima.yaml: arch" "$dir/lima.yaml" "arch: aarch64"
