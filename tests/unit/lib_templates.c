@@ -532,10 +532,11 @@ TEST(update_embedded_refuses_names_lima_rejects)
 		       "%s/templates/minimal-docker.yaml && %s/templates/update-embedded --check",
 		       tmp, tmp));
 	/* A tab in an embedded script: Lima would store it as base64, a third larger. */
-	CHECK_OK(shell("printf 'if true; then\\n\\ttrue\\nfi\\n' >>%s/provision/boot-first-reboot.sh && "
-		       "%s/templates/update-embedded --check 2>%s/out; test $? = 1 && "
-		       "grep -q 'boot-first-reboot.sh: line [0-9]* has a tab' %s/out",
-		       tmp, tmp, tmp, tmp));
+	CHECK_OK(
+	    shell("printf 'if true; then\\n\\ttrue\\nfi\\n' >>%s/provision/boot-first-reboot.sh && "
+		  "%s/templates/update-embedded --check 2>%s/out; test $? = 1 && "
+		  "grep -q 'boot-first-reboot.sh: line [0-9]* has a tab' %s/out",
+		  tmp, tmp, tmp, tmp));
 	shell("rm -rf %s", tmp);
 }
 
