@@ -57,11 +57,11 @@ mount -t devtmpfs dev "$r/dev"
 mount -t tmpfs run "$r/run"
 EOF
 "$vm" push tpl "$work/setup.sh" /tmp/setup.sh
-for f in boot-quiet-disk.sh boot-kernel-args.sh idle-tunings.sh; do
+for f in boot-quiet-disk.sh boot-kernel-args.sh idle-tunings.sh idle-sysctls.sh; do
 	"$vm" push tpl "$repo/provision/$f" "/tmp/$f"
 done
 check "chroot on the scratch disk is set up" in_guest sh -c \
-	'sh /tmp/setup.sh && cp /tmp/boot-quiet-disk.sh /tmp/boot-kernel-args.sh /tmp/idle-tunings.sh /mnt/scratch/'
+	'sh /tmp/setup.sh && cp /tmp/boot-quiet-disk.sh /tmp/boot-kernel-args.sh /tmp/idle-tunings.sh /tmp/idle-sysctls.sh /mnt/scratch/'
 check "inside the chroot the scratch ext4 is /" matches "$(in_chroot cat /proc/mounts)" '^/dev/vda / ext4 '
 
 # ---- boot-quiet-disk.sh --------------------------------------------------------------------------
@@ -116,10 +116,13 @@ in_chroot sh /idle-tunings.sh >/dev/null 2>&1
 after=$(in_chroot sh -c 'find /etc /boot -type f | sort | xargs md5sum')
 check "a second boot changes no file" test "$before" = "$after"
 
-# The ISO has no GRUB: the sysctl-able arguments are set in the running kernel instead.
+# The ISO has no GRUB: the sysctl-able arguments are set in the running kernel instead, by the
+# agent fragment's idle-sysctls.sh (a base of both templates: Lima runs its scripts first).
 in_chroot sh -c 'rm /etc/default/grub; echo 1 >/proc/sys/kernel/watchdog'
-if out=$(in_chroot sh /idle-tunings.sh 2>&1); then ok "idle-tunings.sh runs without GRUB"; else
-	fail "idle-tunings.sh runs without GRUB"
+if out=$(in_chroot sh /idle-sysctls.sh 2>&1) && out=$out$(in_chroot sh /idle-tunings.sh 2>&1); then
+	ok "the fragment's idle-sysctls.sh, then idle-tunings.sh, run without GRUB"
+else
+	fail "the fragment's idle-sysctls.sh, then idle-tunings.sh, run without GRUB"
 	echo "$out" | sed 's/^/    /'
 fi
 check "without GRUB: the kernel's lockup watchdog is turned off" \
