@@ -63,6 +63,8 @@ struct daemon {
 	bool unlink_listen; /* we made this file */
 	struct autostop_status_server status;
 	uv_timer_t idle_timer, ping_timer, start_deadline, stop_deadline, settle_timer, busy_timer;
+	uv_timer_t silence_timer; /* armed only while a relayed client waits for docker.sock */
+	uint64_t answered_at;	  /* uv_now when the last probe docker.sock answered was sent */
 	uv_signal_t sigterm, sigint;
 	struct relay *relays;
 	struct child start, stop;
@@ -77,7 +79,7 @@ struct daemon {
 	char miss_why[300]; /* why the snapshot did not answer the last request offered */
 };
 
-enum job_kind { JOB_PING, JOB_CHECK, JOB_HEAL, JOB_FREEZE, JOB_THAW, JOB_SNAPSHOT };
+enum job_kind { JOB_PING, JOB_CHECK, JOB_HEAL, JOB_FREEZE, JOB_THAW, JOB_SNAPSHOT, JOB_HANG };
 
 struct probe_job {
 	uv_work_t req;
@@ -89,6 +91,9 @@ struct probe_job {
 	char heal_why[600];
 	enum autostop_freeze_result freeze;
 	bool thaw_ok;
+	uint64_t queued; /* uv_now when the job was queued */
+	int agent_heal;	 /* vmcost-agent.sock's forward: 1 re-created, -1 could not be, 0 left */
+	char agent_heal_why[800];
 	struct snapshot *snap;
 	char versions[SNAPSHOT_VERSIONS_MAX][16];
 	size_t nversions;
@@ -100,6 +105,7 @@ struct probe_job {
 static const char *job_name(enum job_kind k)
 {
 	return k == JOB_PING	   ? "ping"
+	       : k == JOB_HANG	   ? "ping on a new connection"
 	       : k == JOB_CHECK	   ? "check"
 	       : k == JOB_HEAL	   ? "heal of docker.sock"
 	       : k == JOB_SNAPSHOT ? "snapshot"
@@ -107,16 +113,13 @@ static const char *job_name(enum job_kind k)
 				   : "engine thaw";
 }
 
-/*
- * POST path through the agent's socket. Returns the HTTP status (0: no answer); why: the
- * agent's error message, or what failed.
- */
-static long agent_post(struct probe_job *job, const char *path, long timeout_ms)
+/* One POST path through the agent's socket f: the HTTP status (0: no answer), and when not 200
+ * why in job->heal_why (the agent's error message, or what failed). */
+static long agent_post_once(struct probe_job *job, const struct forward *f, const char *path,
+			    long timeout_ms)
 {
-	struct forward f;
-	forward_get(job->instance_dir, FORWARD_AGENT, &f);
 	struct http_request req = {
-	    .socket_path = f.host, .method = "POST", .path = path, .timeout_ms = timeout_ms};
+	    .socket_path = f->host, .method = "POST", .path = path, .timeout_ms = timeout_ms};
 	struct http_response resp;
 	long status = http_do(&req, &resp) == 0 ? resp.status : 0;
 	if (status != 200) {
@@ -127,11 +130,58 @@ static long agent_post(struct probe_job *job, const char *path, long timeout_ms)
 		else if (status)
 			vmc_textf(job->heal_why, sizeof job->heal_why, "HTTP %ld", status);
 		else
-			vmc_textf(job->heal_why, sizeof job->heal_why, "%s: %s", f.host,
+			vmc_textf(job->heal_why, sizeof job->heal_why, "%s: %s", f->host,
 				  resp.error);
 		json_decref(j);
 	}
 	http_response_free(&resp);
+	return status;
+}
+
+/*
+ * A request to the agent got no answer at all: is its forward dead (refuses, hangs, a stale
+ * file)? Then it is re-created as docker.sock's is (forward.h). True when it was, and the
+ * request is worth sending once more; a socket that answers its GET /v1/status, or that Lima
+ * does not forward (no agent in this guest), is left alone.
+ */
+static bool heal_agent_forward(struct probe_job *job, const struct forward *f)
+{
+	char why[512], err[512];
+	if (forward_check(f, PROBE_PING_TIMEOUT_MS, why, sizeof why) != FORWARD_DEAD)
+		return false;
+	double t0 = (double)uv_hrtime() / 1e9;
+	if (forward_heal(job->instance_dir, job->instance, f, err, sizeof err) < 0) {
+		job->agent_heal = -1;
+		vmc_textf(job->agent_heal_why, sizeof job->agent_heal_why,
+			  "its forward is dead (%s) and re-creating it failed: %s", why, err);
+		return false;
+	}
+	job->agent_heal = 1;
+	vmc_textf(
+	    job->agent_heal_why, sizeof job->agent_heal_why,
+	    "%s; removed the socket file and forwarded it again with ssh -O forward in %.1f s", why,
+	    (double)uv_hrtime() / 1e9 - t0);
+	return true;
+}
+
+/*
+ * POST path to the agent; a dead forward of vmcost-agent.sock is healed and the request sent
+ * once more (a freeze or a thaw asked twice is done once: the agent answers 200 to both).
+ * Returns the HTTP status (0: no answer); why in job->heal_why.
+ */
+static long agent_post(struct probe_job *job, const char *path, long timeout_ms)
+{
+	struct forward f;
+	forward_get(job->instance_dir, FORWARD_AGENT, &f);
+	long status = agent_post_once(job, &f, path, timeout_ms);
+	if (status == 0 && heal_agent_forward(job, &f))
+		status = agent_post_once(job, &f, path, timeout_ms);
+	if (status == 0 && job->agent_heal < 0) {
+		char first[sizeof job->heal_why];
+		vmc_textf(first, sizeof first, "%s", job->heal_why);
+		vmc_textf(job->heal_why, sizeof job->heal_why, "%s; %s", first,
+			  job->agent_heal_why);
+	}
 	return status;
 }
 
@@ -162,8 +212,9 @@ static void heal_work(struct probe_job *job)
 	}
 	struct forward f;
 	forward_get(job->instance_dir, FORWARD_DOCKER, &f);
+	/* Short: a refused one says so at once, a hung one is what is being asked about. */
 	char why[512];
-	if (forward_check(&f, FORWARD_PROBE_TIMEOUT_MS, why, sizeof why) == FORWARD_ANSWERS) {
+	if (forward_check(&f, PROBE_PING_TIMEOUT_MS, why, sizeof why) == FORWARD_ANSWERS) {
 		job->heal = AUTOSTOP_HEALED;
 		vmc_textf(job->heal_why, sizeof job->heal_why, "it answered again by itself");
 		return;
@@ -194,6 +245,7 @@ static void snapshot_work(struct probe_job *job)
 static const struct relay_hooks hooks;
 static void apply(struct daemon *d, struct autostop_actions act);
 static void stop_now(struct daemon *d);
+static void silence_scan(struct daemon *d);
 
 static double now_s(void)
 {
@@ -239,6 +291,9 @@ static void probe_work(uv_work_t *req)
 	struct probe_job *job = req->data;
 	if (job->kind == JOB_PING)
 		job->ping_ok = probe_ping(job->sock, PROBE_PING_TIMEOUT_MS);
+	else if (job->kind == JOB_HANG)
+		job->ping_ok = probe_ping_why(job->sock, PROBE_PING_TIMEOUT_MS, job->heal_why,
+					      sizeof job->heal_why);
 	else if (job->kind == JOB_CHECK)
 		probe_check(job->sock, job->instance, PROBE_CHECK_TIMEOUT_MS, &job->check);
 	else if (job->kind == JOB_FREEZE)
@@ -318,13 +373,29 @@ static void probe_done(uv_work_t *req, int status)
 			d->snap_new = job->snap;
 			stop_now(d);
 		}
+	} else if (job->kind == JOB_HANG) {
+		if (!d->shutting_down) {
+			bool ok = status == 0 && job->ping_ok;
+			if (ok && job->queued > d->answered_at)
+				d->answered_at = job->queued;
+			apply(d, autostop_hang_probed(&d->st, now_s(), ok,
+						      status == 0 ? job->heal_why
+								  : uv_strerror(status)));
+			silence_scan(d);
+		}
 	} else if (job->kind == JOB_FREEZE) {
+		if (!d->shutting_down && job->agent_heal > 0)
+			apply(d, autostop_agent_healed(&d->st, now_s(), "engine freeze",
+						       job->agent_heal_why));
 		if (!d->shutting_down)
 			apply(d, autostop_freeze_done(&d->st, now_s(),
 						      status == 0 ? job->freeze
 								  : AUTOSTOP_FREEZE_FAILED,
 						      job->heal_why));
 	} else if (job->kind == JOB_THAW) {
+		if (!d->shutting_down && job->agent_heal > 0)
+			apply(d, autostop_agent_healed(&d->st, now_s(), "engine thaw",
+						       job->agent_heal_why));
 		if (!d->shutting_down)
 			apply(d, autostop_thaw_done(&d->st, now_s(), status == 0 && job->thaw_ok,
 						    job->heal_why, count_held(d)));
@@ -342,8 +413,11 @@ static void probe_done(uv_work_t *req, int status)
 	} else {
 		d->check_in_flight = false;
 		if (status == 0 && !d->shutting_down) {
-			if (job->check.api_ok)
+			if (job->check.api_ok) {
 				forget_snapshot(d);
+				if (job->queued > d->answered_at)
+					d->answered_at = job->queued;
+			}
 			apply(d, autostop_check_done(&d->st, now_s(), &job->check));
 			if (d->check_again) {
 				d->check_again = false;
@@ -367,6 +441,8 @@ static void job_not_queued(struct daemon *d, enum job_kind kind, const char *why
 		apply(d, autostop_thaw_done(&d->st, now_s(), false, why, count_held(d)));
 	else if (kind == JOB_SNAPSHOT)
 		stop_now(d); /* no snapshot: the stop goes on without one */
+	else if (kind == JOB_HANG)
+		apply(d, autostop_hang_probed(&d->st, now_s(), true, why)); /* nothing learned */
 }
 
 static void queue_probe(struct daemon *d, enum job_kind kind)
@@ -380,6 +456,7 @@ static void queue_probe(struct daemon *d, enum job_kind kind)
 	job->req.data = job;
 	job->d = d;
 	job->kind = kind;
+	job->queued = uv_now(&d->loop);
 	memcpy(job->versions, d->versions, sizeof job->versions);
 	job->nversions = d->nversions;
 	vmc_textf(job->sock, sizeof job->sock, "%s", d->cfg->upstream);
@@ -643,6 +720,70 @@ static void for_each_held(struct daemon *d, bool connect)
 	}
 }
 
+/* ---- a docker.sock that accepts and hangs --------------------------------------------------- */
+
+#define SILENT_MS ((uint64_t)(AUTOSTOP_SILENT_S * 1000.0))
+
+static void on_silence_timer(uv_timer_t *t)
+{
+	silence_scan(t->data);
+}
+
+/*
+ * The relayed clients docker.sock has not answered since they sent something: one silent for
+ * AUTOSTOP_SILENT_S goes to the state machine (which may ask /_ping on a new connection), and
+ * the timer waits for the next one to be due. A silence that began before docker.sock last
+ * answered a probe is a slow request (docker stop, a long build step), not a hung forward.
+ */
+static void silence_scan(struct daemon *d)
+{
+	if (d->shutting_down)
+		return;
+	uint64_t now = uv_now(&d->loop), next = 0;
+	bool due = false;
+	for (const struct relay *r = d->relays; r; r = relay_next(r)) {
+		uint64_t since = relay_silent_since(r);
+		if (since == 0 || since <= d->answered_at)
+			continue;
+		if (now - since >= SILENT_MS)
+			due = true;
+		else if (next == 0 || since + SILENT_MS < next)
+			next = since + SILENT_MS;
+	}
+	if (next)
+		uv_timer_start(&d->silence_timer, on_silence_timer, next - now, 0);
+	else
+		uv_timer_stop(&d->silence_timer);
+	if (due)
+		apply(d, autostop_upstream_silent(&d->st, now_s()));
+}
+
+/* A relayed client began to wait for docker.sock: time it, unless one already is timed. */
+static void relay_waiting(struct relay *r, void *ctx)
+{
+	(void)r;
+	struct daemon *d = ctx;
+	if (!uv_is_active((uv_handle_t *)&d->silence_timer))
+		uv_timer_start(&d->silence_timer, on_silence_timer, SILENT_MS, 0);
+}
+
+/* docker.sock hangs: the clients it has not answered at all that sent only polls are held
+ * again for the heal, their bytes kept; the others are left as they are (relay_rehold). */
+static void hold_silent(struct daemon *d)
+{
+	unsigned held = 0, left = 0;
+	for (struct relay *r = d->relays; r; r = relay_next(r)) {
+		if (relay_phase(r) != RELAY_RELAYING)
+			continue;
+		if (relay_rehold(r))
+			held++;
+		else if (relay_silent_since(r))
+			left++;
+	}
+	vmc_debug("docker.sock hangs: %u client%s held again for the heal, %u left as %s", held,
+		  held == 1 ? "" : "s", left, left == 1 ? "it is" : "they are");
+}
+
 static void apply(struct daemon *d, struct autostop_actions act)
 {
 	if (d->shutting_down)
@@ -673,8 +814,12 @@ static void apply(struct daemon *d, struct autostop_actions act)
 			       (uint64_t)(AUTOSTOP_SETTLE_INTERVAL_S * 1000.0));
 	if (act.todo & AUTOSTOP_DO_START)
 		begin_start(d);
+	if (act.todo & AUTOSTOP_DO_HOLD_SILENT)
+		hold_silent(d);
 	if (act.todo & AUTOSTOP_DO_HEAL)
 		queue_probe(d, JOB_HEAL);
+	if (act.todo & AUTOSTOP_DO_PROBE_HANG)
+		queue_probe(d, JOB_HANG);
 	if (act.todo & AUTOSTOP_DO_FREEZE)
 		queue_probe(d, JOB_FREEZE);
 	if (act.todo & AUTOSTOP_DO_THAW)
@@ -813,6 +958,7 @@ static void relay_closed(struct relay *r, const char *why, void *ctx)
 
 static const struct relay_hooks hooks = {
     .upstream_failed = relay_upstream_failed,
+    .waiting = relay_waiting,
     .connected = relay_connected,
     .spoke = relay_spoke,
     .activity = relay_activity_changed,
@@ -934,6 +1080,7 @@ static void on_signal(uv_signal_t *sig, int signum)
 	uv_close((uv_handle_t *)&d->stop_deadline, NULL);
 	uv_close((uv_handle_t *)&d->settle_timer, NULL);
 	uv_close((uv_handle_t *)&d->busy_timer, NULL);
+	uv_close((uv_handle_t *)&d->silence_timer, NULL);
 	uv_close((uv_handle_t *)&d->sigterm, NULL);
 	uv_close((uv_handle_t *)&d->sigint, NULL);
 	/* limactl runs detached: let go of it without waiting. */
@@ -975,7 +1122,8 @@ static struct autostop_actions load_snapshot(struct daemon *d)
 static void init_handles(struct daemon *d)
 {
 	uv_timer_t *timers[] = {&d->idle_timer,	   &d->ping_timer,   &d->start_deadline,
-				&d->stop_deadline, &d->settle_timer, &d->busy_timer};
+				&d->stop_deadline, &d->settle_timer, &d->busy_timer,
+				&d->silence_timer};
 	for (size_t i = 0; i < sizeof timers / sizeof timers[0]; i++) {
 		uv_timer_init(&d->loop, timers[i]);
 		timers[i]->data = d;

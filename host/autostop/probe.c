@@ -11,12 +11,24 @@
 
 bool probe_ping(const char *docker_sock, long timeout_ms)
 {
+	char why[8];
+	return probe_ping_why(docker_sock, timeout_ms, why, sizeof why);
+}
+
+bool probe_ping_why(const char *docker_sock, long timeout_ms, char *why, size_t whysize)
+{
 	struct http_request req = {.socket_path = docker_sock,
 				   .method = "GET",
 				   .path = "/_ping",
 				   .timeout_ms = timeout_ms};
 	struct http_response resp;
-	bool ok = http_do(&req, &resp) == 0 && resp.status == 200;
+	int rc = http_do(&req, &resp);
+	bool ok = rc == 0 && resp.status == 200;
+	why[0] = '\0';
+	if (rc != 0)
+		vmc_textf(why, whysize, "%s", resp.error[0] ? resp.error : "no answer");
+	else if (!ok)
+		vmc_textf(why, whysize, "HTTP %ld", resp.status);
 	http_response_free(&resp);
 	return ok;
 }
@@ -65,6 +77,7 @@ void probe_check(const char *docker_sock, const char *instance, long timeout_ms,
 				   .timeout_ms = timeout_ms};
 	struct http_response resp;
 	if (http_do(&req, &resp) != 0) {
+		c->no_answer = true;
 		vmc_textf(c->error, sizeof c->error, "%s", resp.error);
 	} else if (resp.status != 200) {
 		vmc_textf(c->error, sizeof c->error, "GET /containers/json: HTTP %ld", resp.status);
@@ -78,6 +91,8 @@ void probe_check(const char *docker_sock, const char *instance, long timeout_ms,
 		return;
 	struct lima_instance inst;
 	char err[512];
-	if (lima_instance_load(instance, &inst, err, sizeof err) == VMC_EXIT_OK)
+	if (lima_instance_load(instance, &inst, err, sizeof err) == VMC_EXIT_OK) {
 		c->instance_stopped = inst.status == LIMA_STATUS_STOPPED;
+		c->instance_running = inst.status == LIMA_STATUS_RUNNING;
+	}
 }

@@ -19,11 +19,14 @@
 
 /* True when GET /_ping answered 200. */
 bool probe_ping(const char *docker_sock, long timeout_ms);
+/* The same, with why it did not in why ("timed out: ...", "HTTP 500"). */
+bool probe_ping_why(const char *docker_sock, long timeout_ms, char *why, size_t whysize);
 
 /*
  * GET /containers/json (running containers only). When the API does not answer, asks Lima
- * whether instance is stopped (c->instance_stopped) so a VM stopped by hand is told apart
- * from an unhealthy one.
+ * whether instance is stopped or running (c->instance_stopped, c->instance_running) so a VM
+ * stopped by hand is told apart from an unhealthy one, and a forward that refuses or hangs
+ * (c->no_answer while it runs) from a dockerd that answers with an error.
  */
 void probe_check(const char *docker_sock, const char *instance, long timeout_ms,
 		 struct autostop_check *c);

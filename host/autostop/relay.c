@@ -43,6 +43,13 @@ struct relay {
 	struct relay_dir down; /* upstream -> client */
 	struct held_chunk *held_head, *held_tail;
 	size_t held_bytes;
+	/* What went to docker.sock before its first byte of answer, up to RELAY_HOLD_MAX: the
+	 * bytes relay_rehold sends again through a healed forward. */
+	struct held_chunk *sent_head, *sent_tail;
+	size_t sent_bytes;
+	bool sent_lost;	       /* more was sent than is kept */
+	bool answered;	       /* docker.sock sent a byte (or EOF) since the connect */
+	uint64_t silent_since; /* uv_now when bytes went up with nothing back since; 0: not */
 	uv_connect_t connect_req;
 	int connect_status;
 	unsigned connect_failures;
@@ -85,14 +92,27 @@ static void report_activity(struct relay *r, enum autostop_activity is)
 		r->hooks->activity(r, was, is, r->ctx);
 }
 
+static void free_chunks(struct held_chunk **head, struct held_chunk **tail)
+{
+	while (*head) {
+		struct held_chunk *c = *head;
+		*head = c->next;
+		free(c);
+	}
+	*tail = NULL;
+}
+
+static void forget_sent(struct relay *r)
+{
+	free_chunks(&r->sent_head, &r->sent_tail);
+	r->sent_bytes = 0;
+}
+
 static void finalize(struct relay *r)
 {
 	report_activity(r, AUTOSTOP_QUIET);
-	while (r->held_head) {
-		struct held_chunk *c = r->held_head;
-		r->held_head = c->next;
-		free(c);
-	}
+	free_chunks(&r->held_head, &r->held_tail);
+	forget_sent(r);
 	if (r->hooks->closed)
 		r->hooks->closed(r, r->why, r->ctx);
 	free(r);
@@ -214,9 +234,50 @@ static void on_write(uv_write_t *req, int status)
 		start_reading(d);
 }
 
+/* Bytes on their way to docker.sock: kept until it answers, and its silence timed. */
+static void note_sent(struct relay *r, const char *base, size_t len)
+{
+	if (r->silent_since == 0) {
+		r->silent_since = uv_now(r->client.loop);
+		if (r->hooks->waiting)
+			r->hooks->waiting(r, r->ctx);
+	}
+	if (r->answered || r->sent_lost)
+		return;
+	struct held_chunk *c = NULL;
+	if (r->sent_bytes + len <= RELAY_HOLD_MAX)
+		c = malloc(sizeof *c + len);
+	if (!c) {
+		forget_sent(r);
+		r->sent_lost = true;
+		return;
+	}
+	c->next = NULL;
+	c->len = len;
+	memcpy(c->data, base, len);
+	if (r->sent_tail)
+		r->sent_tail->next = c;
+	else
+		r->sent_head = c;
+	r->sent_tail = c;
+	r->sent_bytes += len;
+}
+
+/* docker.sock sent something (or EOF): it is not silent, and nothing needs sending again. */
+static void note_answered(struct relay *r)
+{
+	r->silent_since = 0;
+	if (r->answered)
+		return;
+	r->answered = true;
+	forget_sent(r);
+}
+
 /* Takes ownership of base. */
 static void write_to(struct relay_dir *d, char *base, size_t len)
 {
+	if (d == &d->relay->up)
+		note_sent(d->relay, base, len);
 	struct write_req *w = malloc(sizeof *w);
 	if (!w) {
 		free(base);
@@ -444,6 +505,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 		stop_reading(d);
 		d->src_eof = true;
 		if (d == &r->down) {
+			note_answered(r);
 			http_watch_upstream_eof(&r->watch);
 			report_activity(r, http_watch_activity(&r->watch));
 		}
@@ -457,10 +519,12 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 		}
 		return;
 	}
-	if (d == &r->up)
+	if (d == &r->up) {
 		http_watch_client(&r->watch, buf->base, (size_t)nread);
-	else
+	} else {
+		note_answered(r);
 		http_watch_upstream(&r->watch, buf->base, (size_t)nread);
+	}
 	if (r->phase == RELAY_RELAYING)
 		write_to(d, buf->base, (size_t)nread);
 	else
@@ -535,6 +599,52 @@ void relay_connect(struct relay *r, const char *upstream_path)
 	r->phase = RELAY_CONNECTING;
 	r->connect_req.data = r;
 	uv_pipe_connect(&r->connect_req, &r->upstream, upstream_path, on_connect);
+}
+
+/* The upstream of a relay held again is closed: it waits for relay_connect, as a new one does. */
+static void on_upstream_let_go(uv_handle_t *handle)
+{
+	struct relay *r = handle->data;
+	r->upstream_initialized = false;
+	r->upstream_discarding = false;
+	if (--r->open_handles == 0) {
+		finalize(r);
+		return;
+	}
+	if (r->phase != RELAY_CLOSING)
+		r->phase = RELAY_HELD;
+}
+
+bool relay_rehold(struct relay *r)
+{
+	/* Only polls may go twice: a request that changes something may have reached dockerd. */
+	if (r->phase != RELAY_RELAYING || r->answered || r->sent_lost || r->watch.raw ||
+	    r->watch.working > 0 || r->down.src_eof)
+		return false;
+	stop_reading(&r->down);
+	/* Until the handle is closed the relay is neither held nor connectable (its memory is
+	 * reused by the next relay_connect); uv_close cancels the writes still queued. */
+	r->phase = RELAY_CONNECTING;
+	r->upstream_discarding = true;
+	uv_close((uv_handle_t *)&r->upstream, on_upstream_let_go);
+	r->held_head = r->sent_head; /* relaying: nothing else is held */
+	r->held_tail = r->sent_tail;
+	r->held_bytes = r->sent_bytes;
+	r->held_from = r->watch.client_bytes - r->sent_bytes;
+	r->sent_head = r->sent_tail = NULL;
+	r->sent_bytes = 0;
+	r->silent_since = 0;
+	r->up.shut_sent = r->up.shut_done = false;
+	r->down = (struct relay_dir){
+	    .relay = r, .src = (uv_stream_t *)&r->upstream, .dst = (uv_stream_t *)&r->client};
+	if (r->held_bytes < RELAY_HOLD_MAX)
+		start_reading(&r->up);
+	return true;
+}
+
+uint64_t relay_silent_since(const struct relay *r)
+{
+	return r->phase == RELAY_RELAYING ? r->silent_since : 0;
 }
 
 struct relay *relay_accept(uv_stream_t *server, const struct relay_hooks *hooks, void *ctx,

@@ -16,6 +16,10 @@
  * goes to the client and whose bytes are dropped; the first one it does not take ends that, and
  * the relay stays held from that request's first byte, so relay_connect() later sends docker.sock
  * the bytes from there, unchanged.
+ *
+ * Until docker.sock sends its first byte, the relay keeps a copy of what it sent (up to
+ * RELAY_HOLD_MAX): a forward that accepted and hangs can be healed, and a client that sent only
+ * polls held again (relay_rehold) and relayed anew through the new forward.
  */
 #ifndef VMC_AUTOSTOP_RELAY_H
 #define VMC_AUTOSTOP_RELAY_H
@@ -40,6 +44,9 @@ struct relay_hooks {
 	void (*upstream_failed)(struct relay *r, int uv_status, void *ctx);
 	/* The upstream accepted; bytes flow. */
 	void (*connected)(struct relay *r, void *ctx);
+	/* Bytes went to docker.sock and it had sent nothing since the bytes before (may be
+	 * NULL): relay_silent_since tells for how long. */
+	void (*waiting)(struct relay *r, void *ctx);
 	/* A held client sent its first bytes (may be NULL). */
 	void (*spoke)(struct relay *r, void *ctx);
 	/* What the connection does changed (http_watch.h); a closing one goes to AUTOSTOP_QUIET
@@ -78,6 +85,17 @@ void relay_connect(struct relay *r, const char *upstream_path);
 /* A held relay whose upstream refused serves its client through hooks->answer until a request
  * needs docker.sock (hooks->wake) or the client leaves. relay_connect ends it. */
 void relay_serve_locally(struct relay *r);
+/*
+ * A relaying client whose docker.sock has not sent a byte since the connect, and that sent only
+ * polls (nothing that may have changed something if it did reach dockerd), no more than
+ * RELAY_HOLD_MAX bytes: lets go of the upstream and holds the client again, with every byte it
+ * sent, for relay_connect (held once the upstream handle is closed, within this loop
+ * iteration). Returns false, changing nothing, for any other relay.
+ */
+bool relay_rehold(struct relay *r);
+/* Relaying, and docker.sock has sent nothing since bytes went to it: since when (uv_now,
+ * milliseconds); 0 otherwise. */
+uint64_t relay_silent_since(const struct relay *r);
 /* Closes both sides now (unsent bytes are dropped); why ends up in hooks->closed. */
 void relay_close(struct relay *r, const char *why);
 

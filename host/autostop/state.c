@@ -291,6 +291,29 @@ struct autostop_actions autostop_client_activity(struct autostop *a, double now,
 	return act;
 }
 
+/* Seen running: whatever autostop can see of a dead or hung forward is healed, never started. */
+static bool heal_may_begin(const struct autostop *a)
+{
+	return a->state == AUTOSTOP_RUNNING || a->state == AUTOSTOP_CHECKING ||
+	       a->state == AUTOSTOP_UNHEALTHY;
+}
+
+/* cause: "docker.sock refused a client (connection refused)", for this line and the next. */
+static void begin_heal(struct autostop *a, double now, struct autostop_actions *act,
+		       const char *cause)
+{
+	set_state(a, AUTOSTOP_HEALING, now);
+	a->idle_since = 0;
+	act->todo |= AUTOSTOP_DO_HEAL | AUTOSTOP_DO_DISARM_TIMER;
+	act->todo &= ~(unsigned)AUTOSTOP_DO_ARM_TIMER;
+	vmc_textf(a->heal_cause, sizeof a->heal_cause, "%s", cause);
+	kind(a, "heal");
+	decide(a, now, act,
+	       "%s while %s was running: asking Lima whether it still runs, to re-create the "
+	       "forward",
+	       a->heal_cause, a->name);
+}
+
 struct autostop_actions autostop_upstream_refused(struct autostop *a, double now, const char *why)
 {
 	struct autostop_actions act = {0};
@@ -298,24 +321,65 @@ struct autostop_actions autostop_upstream_refused(struct autostop *a, double now
 	    a->state == AUTOSTOP_HEALING)
 		return act; /* held; the start (or heal) in progress serves it */
 	enum autostop_state was = a->state;
-	if (was == AUTOSTOP_RUNNING || was == AUTOSTOP_CHECKING || was == AUTOSTOP_UNHEALTHY) {
+	if (heal_may_begin(a)) {
 		/* Seen running: a dead forward is likelier than a VM gone (lima-vm/lima#5420). */
-		set_state(a, AUTOSTOP_HEALING, now);
-		a->idle_since = 0;
-		act.todo |= AUTOSTOP_DO_HEAL | AUTOSTOP_DO_DISARM_TIMER;
-		vmc_textf(a->refused_why, sizeof a->refused_why, "%s", why);
-		kind(a, "heal");
-		decide(
-		    a, now, &act,
-		    "docker.sock refused a client (%s) while %s was running: asking Lima whether "
-		    "it still runs, to re-create the forward",
-		    why, a->name);
+		char cause[sizeof a->heal_cause];
+		vmc_textf(cause, sizeof cause, "docker.sock refused a client (%s)", why);
+		begin_heal(a, now, &act, cause);
 		return act;
 	}
 	begin_start(a, now, &act);
 	decide(a, now, &act, "starting %s: a client is waiting and %s is %s; limactl start %s",
 	       a->name, a->name, was == AUTOSTOP_STOPPED ? "stopped by autostop" : "stopped",
 	       a->name);
+	return act;
+}
+
+/* The engine is as autostop left it after a thaw or a check: nothing of it holds clients. */
+static bool engine_settled(const struct autostop *a)
+{
+	return a->engine == AUTOSTOP_ENGINE_RUNNING || a->engine == AUTOSTOP_ENGINE_UNKNOWN;
+}
+
+struct autostop_actions autostop_upstream_silent(struct autostop *a, double now)
+{
+	(void)now;
+	struct autostop_actions act = {0};
+	/* A frozen engine answers nothing until thawed, and autostop thaws it itself. */
+	if (a->hang_probing || a->hang_heal_failed || !heal_may_begin(a) || !engine_settled(a))
+		return act;
+	a->hang_probing = true;
+	act.todo |= AUTOSTOP_DO_PROBE_HANG;
+	return act;
+}
+
+struct autostop_actions autostop_hang_probed(struct autostop *a, double now, bool answered,
+					     const char *why)
+{
+	struct autostop_actions act = {0};
+	a->hang_probing = false;
+	if (answered || !heal_may_begin(a) || !engine_settled(a))
+		return act; /* a slow request, not a hung forward; or something else took over */
+	char silent[32], cause[sizeof a->heal_cause];
+	vmc_format_duration(AUTOSTOP_SILENT_S, silent, sizeof silent);
+	vmc_textf(cause, sizeof cause,
+		  "docker.sock accepted a client and sent no answer for %s, nor to /_ping on a new "
+		  "connection (%s)",
+		  silent, why && *why ? why : "no answer");
+	begin_heal(a, now, &act, cause);
+	act.todo |= AUTOSTOP_DO_HOLD_SILENT;
+	return act;
+}
+
+struct autostop_actions autostop_agent_healed(struct autostop *a, double now, const char *what,
+					      const char *how)
+{
+	struct autostop_actions act = {0};
+	a->agent_heals++;
+	kind(a, "healed");
+	decide(a, now, &act,
+	       "%s's vmcost-agent.sock did not answer the %s: %s; asked the agent again", a->name,
+	       what, how && *how ? how : "its forward was re-created");
 	return act;
 }
 
@@ -331,6 +395,8 @@ struct autostop_actions autostop_heal_done(struct autostop *a, double now,
 		set_state(a, AUTOSTOP_CHECKING, now);
 		act.todo |= AUTOSTOP_DO_CONNECT_HELD | AUTOSTOP_DO_CHECK;
 		a->heals++;
+		a->healed_at = now;
+		a->hang_heal_failed = false;
 		kind(a, "healed");
 		decide(a, now, &act,
 		       "%s runs and docker.sock answers again (%s); relaying %u held "
@@ -338,15 +404,28 @@ struct autostop_actions autostop_heal_done(struct autostop *a, double now,
 		       a->name, why, held, plural(held));
 		break;
 	case AUTOSTOP_NOT_RUNNING:
+		if (held == 0) {
+			/* Nobody waits (a check found it): a VM stopped by hand is not started. */
+			engine_gone(a, now);
+			set_state(a, AUTOSTOP_DOWN, now);
+			kind(a, "waiting");
+			decide(
+			    a, now, &act,
+			    "%s is stopped (not by autostop; %s): the first client will start it",
+			    a->name, a->heal_cause);
+			break;
+		}
 		begin_start(a, now, &act);
 		decide(a, now, &act,
-		       "starting %s: docker.sock refused a client (%s) and Lima says %s is not "
-		       "running: the VM went away behind autostop's back; limactl start %s",
-		       a->name, a->refused_why, a->name, a->name);
+		       "starting %s: %s and Lima says %s is not running: the VM went away behind "
+		       "autostop's back; limactl start %s",
+		       a->name, a->heal_cause, a->name, a->name);
 		break;
 	case AUTOSTOP_HEAL_FAILED:
 		set_state(a, AUTOSTOP_UNHEALTHY, now);
 		act.todo |= AUTOSTOP_DO_CLOSE_HELD;
+		a->healed_at = now;
+		a->hang_heal_failed = true;
 		kind(a, "failed");
 		decide(a, now, &act,
 		       "%s runs but docker.sock stays dead: %s; closed %u held client%s (vmcost "
@@ -387,6 +466,17 @@ static void check_failed(struct autostop *a, double now, const struct autostop_c
 			       "%s is stopped (not by autostop): the first client will start it",
 			       a->name);
 		}
+		return;
+	}
+	/* No answer at all while Lima says it runs: a forward that refuses or hangs, healed as
+	 * for a client (once per idle period at most: a heal that did not help is not redone at
+	 * every check). */
+	if (c->no_answer && c->instance_running && engine_settled(a) &&
+	    (a->healed_at <= 0 || now - a->healed_at >= a->idle_period)) {
+		char cause[sizeof a->heal_cause];
+		vmc_textf(cause, sizeof cause, "the Docker API did not answer a check (%s)",
+			  c->error[0] ? c->error : "no answer");
+		begin_heal(a, now, act, cause);
 		return;
 	}
 	set_state(a, AUTOSTOP_UNHEALTHY, now);
@@ -538,6 +628,7 @@ struct autostop_actions autostop_check_done(struct autostop *a, double now,
 	}
 	bool was_running = a->state == AUTOSTOP_RUNNING;
 	set_state(a, AUTOSTOP_RUNNING, now);
+	a->hang_heal_failed = false; /* docker.sock answers: a later hang is worth a heal again */
 	a->containers = c->running;
 	a->checked_once = true;
 	if (a->engine == AUTOSTOP_ENGINE_FROZEN) {

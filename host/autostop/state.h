@@ -15,6 +15,12 @@
  *   - docker.sock refusing while the VM was seen running is first taken for a dead forward:
  *     held clients wait while Lima is asked, and the forward re-created if the VM still runs;
  *     limactl start only runs when Lima says it does not;
+ *   - so is a docker.sock that accepts and then hangs: a relayed client that has had no byte of
+ *     answer for AUTOSTOP_SILENT_S makes the daemon ask /_ping on a new connection, and when
+ *     that gets no answer either, the clients still waiting for a first byte are held again
+ *     (those that sent only polls; their bytes go again once healed) and the forward healed;
+ *     a check that gets no answer while Lima says the instance runs heals it the same way;
+ *     neither ever starts a running instance;
  *   - after a stop, host free memory is sampled until it settles (lib/settle.h, the rule
  *     memtest uses) or a client waits: the gain is what the stop gave back;
  *   - while stopped by autostop, polls are answered from the snapshot of the Docker API taken
@@ -36,8 +42,8 @@ enum autostop_state {
 	AUTOSTOP_STOPPING,  /* limactl stop runs, then host free memory settles */
 	AUTOSTOP_STOPPED,   /* stopped by autostop */
 	AUTOSTOP_DOWN,	    /* not running, and not stopped by autostop */
-	AUTOSTOP_HEALING,   /* docker.sock refused while the VM was running: asking Lima, and
-			       re-creating the forward if the VM still runs */
+	AUTOSTOP_HEALING,   /* docker.sock refused or hung while the VM was running: asking
+			       Lima, and re-creating the forward if the VM still runs */
 };
 
 /* Actions, combined in a bit mask. */
@@ -60,6 +66,11 @@ enum autostop_action {
 	AUTOSTOP_DO_HEAL = 1 << 11, /* ask Lima whether it runs; if so re-create docker.sock's
 				       forward: autostop_heal_done */
 	AUTOSTOP_DO_THAW = 1 << 13, /* POST /v1/engine/thaw to the agent: autostop_thaw_done */
+	AUTOSTOP_DO_PROBE_HANG = 1 << 14,  /* GET /_ping on a new connection to docker.sock:
+					      autostop_hang_probed */
+	AUTOSTOP_DO_HOLD_SILENT = 1 << 15, /* hold again every relayed client still waiting for
+					      docker.sock's first byte that sent only polls (the
+					      heal that follows relays their bytes again) */
 };
 
 /*
@@ -95,6 +106,10 @@ enum autostop_heal {
 	AUTOSTOP_NOT_RUNNING, /* Lima says the instance is not running: it went away */
 	AUTOSTOP_HEAL_FAILED, /* Lima runs it, but the forward could not be made to answer */
 };
+
+/* A relayed client that has had no byte of docker.sock's answer for this long makes autostop
+ * ask /_ping on a new connection: a slow request, or a forward that accepts and hangs. */
+#define AUTOSTOP_SILENT_S 2.0
 
 /* Host free memory after a stop: one sample at once, then one a second, at most this many. */
 #define AUTOSTOP_SETTLE_INTERVAL_S  1.0
@@ -138,6 +153,8 @@ struct autostop_check {
 	char names[200];       /* "pg, fdb" (may be truncated) */
 	char error[200];       /* why the API did not answer */
 	bool instance_stopped; /* Lima says the instance is stopped (when !api_ok) */
+	bool instance_running; /* Lima says the instance runs (when !api_ok) */
+	bool no_answer;	       /* no HTTP answer at all: refused, timed out, reset (when !api_ok) */
 };
 
 /* Host free memory around a stop (bytes; 0 = could not be read). */
@@ -169,7 +186,7 @@ struct autostop {
 	int64_t last_freed; /* host free-memory gain of the last stop (bytes) */
 	double last_stop_s; /* limactl stop's own duration */
 	struct autostop_settle settle;
-	unsigned starts, stops, heals;
+	unsigned starts, stops, heals, agent_heals;
 	/* the snapshot polls are answered from while stopped (snapshot.h) */
 	bool wake_on_any;	   /* --wake-on-any: no snapshot, every request starts the VM */
 	bool snapshot;		   /* one is at hand: taken before autostop's last stop */
@@ -187,7 +204,12 @@ struct autostop {
 	unsigned freezes;	/* freezes the agent carried out */
 	double frozen_since;	/* when the engine froze (FROZEN, THAWING) */
 	double frozen_total;	/* seconds frozen, freezes that ended */
-	char refused_why[100];	/* why docker.sock refused, while healing */
+	char heal_cause[300];	/* why docker.sock is being healed ("docker.sock refused a
+				   client (connection refused)"), while healing */
+	bool hang_probing;	/* the /_ping of AUTOSTOP_DO_PROBE_HANG is in flight */
+	bool hang_heal_failed;	/* a heal failed: no heal for a hang until a check answers */
+	double healed_at;	/* when the last heal of docker.sock ended (a check heals at most
+				   once per idle period) */
 	char decision_kind[16]; /* "start", "stop", "stay-up", "idle", "ready", "failed", ... */
 	char decision[400];	/* the last decision, one line */
 	char logged[400];	/* the last line logged, and when: see decide() */
@@ -231,10 +253,29 @@ struct autostop_actions autostop_client_activity(struct autostop *a, double now,
 
 /* A client's connect to docker.sock failed (why: "connection refused"). */
 struct autostop_actions autostop_upstream_refused(struct autostop *a, double now, const char *why);
-/* The heal asked for with AUTOSTOP_DO_HEAL is over (why: what failed, or what was healed). */
+/* The heal asked for with AUTOSTOP_DO_HEAL is over (why: what failed, or what was healed;
+ * held: the clients held for it). NOT_RUNNING starts the VM only when a client waits. */
 struct autostop_actions autostop_heal_done(struct autostop *a, double now,
 					   enum autostop_heal result, const char *why,
 					   unsigned held);
+
+/*
+ * A relayed client has had no byte of docker.sock's answer for AUTOSTOP_SILENT_S (the daemon
+ * tells each silence once, and not one that began before docker.sock last answered). Asks for
+ * AUTOSTOP_DO_PROBE_HANG when a hung forward is worth ruling out: the VM seen running, its
+ * engine not frozen by autostop, no probe or heal under way.
+ */
+struct autostop_actions autostop_upstream_silent(struct autostop *a, double now);
+/* The answer to that /_ping: answered (200), or why not ("timed out: ..."). Unanswered,
+ * the forward is healed (AUTOSTOP_DO_HEAL) and the silent clients held for it. */
+struct autostop_actions autostop_hang_probed(struct autostop *a, double now, bool answered,
+					     const char *why);
+
+/* vmcost-agent.sock did not answer a request (what: "engine freeze") and its forward was
+ * re-created (how: what was found and done); the request was sent once more, and its answer
+ * comes next (autostop_freeze_done, autostop_thaw_done). */
+struct autostop_actions autostop_agent_healed(struct autostop *a, double now, const char *what,
+					      const char *how);
 
 /* A client's connect to docker.sock succeeded. */
 struct autostop_actions autostop_upstream_connected(struct autostop *a, double now);

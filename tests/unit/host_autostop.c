@@ -479,15 +479,14 @@ static void t_kill_every_vm(void)
 static pid_t t_agent_pid;
 
 /*
- * Serves sock/vmcost-agent.sock until killed: POST /v1/engine/freeze is answered with the next
+ * Serves sock/vmcost-agent.sock (or another path) until killed: GET /v1/status answers 200,
+ * POST /v1/engine/freeze is answered with the next
  * status of state/freeze-answers (one a line, used up in order; 200 once none is left), and a 200
  * creates state/frozen; POST /v1/engine/thaw removes it and answers 200. Each is appended to
  * state/order ("agent freeze 200", "agent thaw").
  */
-static void t_fake_agent(void)
+static void t_fake_agent_at(const char *path)
 {
-	char path[400];
-	snprintf(path, sizeof path, "%s/sock/vmcost-agent.sock", t_inst);
 	int lfd = t_listen_unix(path);
 	pid_t pid = fork();
 	if (pid != 0) {
@@ -531,6 +530,8 @@ static void t_fake_agent(void)
 				snprintf(body, sizeof body,
 					 "{\"error\":\"container abc is running\"}");
 			}
+		} else if (strncmp(req, "GET /v1/status ", 15) == 0) {
+			snprintf(body, sizeof body, "{\"engine\":{\"state\":\"running\"}}");
 		} else if (strncmp(req, "POST /v1/engine/thaw ", 21) == 0) {
 			t_append(t_state, "order", "agent thaw");
 			unlink(frozen);
@@ -549,6 +550,13 @@ static void t_fake_agent(void)
 			_exit(1);
 		close(c);
 	}
+}
+
+static void t_fake_agent(void)
+{
+	char path[400];
+	snprintf(path, sizeof path, "%s/sock/vmcost-agent.sock", t_inst);
+	t_fake_agent_at(path);
 }
 
 static void t_fake_agent_stop(void)
@@ -683,6 +691,17 @@ static void t_teardown(void)
 	t_vm_kill();
 	t_kill_every_vm();
 	t_cleanup();
+}
+
+/* The daemon with deep idle: idle period idle, the engine frozen after freeze_after. */
+static void t_daemon_freezing(double idle, double freeze_after)
+{
+	struct autostop_config cfg;
+	t_daemon_config(&cfg, idle, NULL);
+	cfg.freeze_after_s = freeze_after;
+	t_daemon_pid = t_daemon_cfg(&cfg);
+	CHECK(WAIT_UNTIL(t_log_has("listening on"), 10));
+	CHECK(WAIT_UNTIL(t_file_exists(cfg.status), 10));
 }
 
 /* ---- clients ------------------------------------------------------------------------------ */
@@ -1267,7 +1286,11 @@ TEST(a_kept_open_connection_without_work_does_not_keep_it_up)
 	t_teardown();
 }
 
-/* ssh as Lima runs it: -O forward makes the host socket a relay to the guest's (socat). */
+/*
+ * ssh as Lima runs it: -O forward makes the host socket a relay (socat) to the guest's, which
+ * is state/guest-docker.sock for /var/run/docker.sock and state/guest-agent.sock for the
+ * agent's; state/socat-docker.pid and socat-agent.pid name the latest, socat.pids all of them.
+ */
 static const char fake_ssh[] =
     "#!/bin/sh\n"
     "PATH=/usr/bin:/bin\n"
@@ -1275,11 +1298,52 @@ static const char fake_ssh[] =
     "echo \"$*\" >>\"$S/ssh-calls\"\n"
     "case \"$*\" in\n"
     "*'-O forward -L '*) spec=$(echo \"$*\" | sed 's/.*-L \\([^ ]*\\).*/\\1/')\n"
-    "  socat UNIX-LISTEN:\"${spec%%%%:*}\",fork UNIX-CONNECT:\"$S/guest-docker.sock\" "
+    "  case ${spec##*:} in *docker.sock) t=docker ;; *) t=agent ;; esac\n"
+    "  socat UNIX-LISTEN:\"${spec%%%%:*}\",fork UNIX-CONNECT:\"$S/guest-$t.sock\" "
     "</dev/null >/dev/null 2>&1 &\n"
-    "  echo $! >\"$S/socat.pid\"; sleep 0.5 ;;\n"
+    "  echo $! >\"$S/socat-$t.pid\"; echo $! >>\"$S/socat.pids\"; sleep 0.5 ;;\n"
     "esac\n"
     "exit 0\n";
+
+/* The fake ssh in bin/, or false (and a skip) without socat. */
+static bool t_fake_ssh(void)
+{
+	if (access("/usr/bin/socat", X_OK) != 0)
+		return false;
+	char script[4096];
+	snprintf(script, sizeof script, fake_ssh, t_state);
+	t_write(script, "bin/ssh");
+	t_chmod("bin/ssh", 0755);
+	return true;
+}
+
+/* Every socat the fake ssh started is gone. */
+static void t_kill_socats(void)
+{
+	char path[400];
+	snprintf(path, sizeof path, "%s/socat.pids", t_state);
+	char *s = t_slurp(path);
+	for (char *line = s; line && *line;) {
+		pid_t p = (pid_t)atoi(line);
+		if (p > 0 && kill(p, SIGTERM) == 0)
+			WAIT_UNTIL(kill(p, 0) != 0, 5);
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+	free(s);
+}
+
+/* A socket file nobody listens on: what a dead forward leaves behind. */
+static void t_stale_socket(const char *path)
+{
+	unlink(path);
+	struct sockaddr_un sa;
+	CHECK(t_sockaddr(path, &sa));
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK_INT(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	close(fd); /* bound, never listened, not removed: refuses */
+}
 
 /* Lima's forward of docker.sock dies (the master was cancelled): the socket file stays, stale. */
 static void t_forward_dies(void)
@@ -1287,24 +1351,17 @@ static void t_forward_dies(void)
 	char guest[400];
 	snprintf(guest, sizeof guest, "%s/guest-docker.sock", t_state);
 	CHECK_INT(rename(t_docker, guest), 0); /* dockerd keeps listening, now "in the guest" */
-	struct sockaddr_un sa;
-	CHECK(t_sockaddr(t_docker, &sa));
-	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	CHECK_INT(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
-	close(fd); /* bound, never listened, not removed: refuses */
+	t_stale_socket(t_docker);
 }
 
 /* issue 22: autostop ran limactl start on a running instance whose forward had died. */
 TEST(a_dead_forward_is_healed_without_a_start)
 {
-	if (access("/usr/bin/socat", X_OK) != 0) {
+	t_env();
+	if (!t_fake_ssh()) {
+		t_cleanup();
 		SKIP("socat is missing (apt-get install socat)");
 	}
-	t_env();
-	char script[4096];
-	snprintf(script, sizeof script, fake_ssh, t_state);
-	t_write(script, "bin/ssh");
-	t_chmod("bin/ssh", 0755);
 	t_vm_up();
 	t_daemon(60);
 	char buf[1024];
@@ -1330,27 +1387,164 @@ TEST(a_dead_forward_is_healed_without_a_start)
 	CHECK_CONTAINS(buf, "OK");
 	close(fd);
 	t_daemon_stop();
+	t_kill_socats();
+	t_teardown();
+}
+
+/* Accepts every connection on path and never says a word: a forward whose far end is gone. */
+static pid_t t_silent_listener(const char *path)
+{
+	unlink(path);
+	struct sockaddr_un sa;
+	CHECK(t_sockaddr(path, &sa));
+	int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK_INT(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+	CHECK_INT(listen(lfd, 64), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* Each connection stays open, never read, never answered. */
+		for (;;)
+			if (accept(lfd, NULL, NULL) < 0)
+				usleep(10000);
+	}
+	close(lfd);
+	return pid;
+}
+
+/* issue 22: a forward that accepts and hangs while Lima says Running (after host sleep). */
+TEST(a_hung_forward_is_healed_without_a_start)
+{
+	t_env();
+	if (!t_fake_ssh()) {
+		t_cleanup();
+		SKIP("socat is missing (apt-get install socat)");
+	}
+	t_vm_up();
+	t_daemon(60);
+	char buf[1024];
+	CHECK(t_request(ping_request, buf, sizeof buf, 10000));
+	int starts = t_calls("start");
+	char guest[400];
+	snprintf(guest, sizeof guest, "%s/guest-docker.sock", t_state);
+	CHECK_INT(rename(t_docker, guest), 0); /* dockerd keeps listening, now "in the guest" */
+	pid_t silent = t_silent_listener(t_docker);
+	/* The client's ping is relayed into the silence, then sent again through the new forward.
+	 */
+	double t0 = t_now();
+	CHECK(t_request(ping_request, buf, sizeof buf, 30000));
+	double took = t_now() - t0;
+	CHECK_CONTAINS(buf, "HTTP/1.1 200 OK");
+	CHECK_CONTAINS(buf, "\r\n\r\nOK");
+	CHECK(took < 15);
+	printf("    answered %.1f s after it was sent\n", took);
+	CHECK_INT(t_calls("start"), starts);
+	CHECK(t_log_has("docker.sock accepted a client and sent no answer for 2.0 s, nor to /_ping "
+			"on a new connection (timed out: "));
+	CHECK(t_log_has(") while dev was running: asking Lima whether it still runs, to re-create "
+			"the forward"));
+	CHECK(t_log_has("dev runs and docker.sock answers again (its forward was dead: removed the "
+			"socket file and forwarded it again with ssh -O forward in "));
+	CHECK(t_log_has("relaying 1 held client"));
+	CHECK(!t_log_has("stays up: the Docker API does not answer"));
+	char calls[400], want[900];
+	snprintf(calls, sizeof calls, "%s/ssh-calls", t_state);
+	snprintf(want, sizeof want, "-O forward -L %s:/var/run/docker.sock lima-dev", t_docker);
+	CHECK(t_file_has(calls, want));
+	/* The forwarded socket answers directly again, and through the relay. */
+	int fd = t_connect(t_docker);
+	CHECK(fd >= 0 && t_send(fd, ping_request, strlen(ping_request)));
+	CHECK(t_read_to_eof(fd, buf, sizeof buf, 5000) > 0);
+	CHECK_CONTAINS(buf, "OK");
+	close(fd);
+	t0 = t_now();
+	CHECK(t_request(ping_request, buf, sizeof buf, 10000));
+	CHECK_CONTAINS(buf, "\r\n\r\nOK");
+	CHECK(t_now() - t0 < 2);
+	char state[64];
+	CHECK_STR(t_status_state(state, sizeof state), "running");
+	t_daemon_stop();
+	kill(silent, SIGKILL);
+	waitpid(silent, NULL, 0);
+	t_kill_socats();
+	t_teardown();
+}
+
+/* A request slower than the silence (docker stop) while the forward works is left alone. */
+TEST(a_slow_answer_is_not_taken_for_a_hung_forward)
+{
+	t_env();
+	t_vm_up();
+	t_daemon(60);
+	int fd = t_connect(t_listen);
+	CHECK(fd >= 0);
+	/* ECHO answers nothing until the client sends more: silent, with /_ping answering. */
+	CHECK(t_send(fd, "ECHO\n", 5));
+	sleep(5);
+	CHECK(t_send(fd, "late\n", 5));
+	shutdown(fd, SHUT_WR);
+	char buf[64];
+	CHECK_INT(t_read_to_eof(fd, buf, sizeof buf, 5000), 9);
+	CHECK_STR(buf, "late\nEOF\n");
+	close(fd);
+	CHECK(!t_log_has("sent no answer"));
+	CHECK(!t_log_has("asking Lima"));
+	t_daemon_stop();
+	t_teardown();
+}
+
+/* The agent's forward is dead when autostop freezes, and again when it thaws: healed both times. */
+TEST(a_dead_agent_forward_is_healed_for_the_freeze_and_the_thaw)
+{
+	t_env();
+	if (!t_fake_ssh()) {
+		t_cleanup();
+		SKIP("socat is missing (apt-get install socat)");
+	}
+	t_vm_up();
+	char guest[400], agent_sock[400];
+	snprintf(guest, sizeof guest, "%s/guest-agent.sock", t_state);
+	snprintf(agent_sock, sizeof agent_sock, "%s/sock/vmcost-agent.sock", t_inst);
+	t_fake_agent_at(guest);
+	t_stale_socket(agent_sock);
+	t_daemon_freezing(60, 1);
+	CHECK(WAIT_UNTIL(t_log_has("froze dev's Docker engine after 1.0 s idle"), 20));
+	CHECK(t_log_has("dev's vmcost-agent.sock did not answer the engine freeze: "));
+	CHECK(t_log_has("refuses connections (a stale socket file: nobody listens); removed the "
+			"socket file and forwarded it again with ssh -O forward in "));
+	CHECK(!t_log_has("the agent did not answer the freeze"));
+	char calls[400], want[900];
+	snprintf(calls, sizeof calls, "%s/ssh-calls", t_state);
+	snprintf(want, sizeof want, "-O forward -L %s:/run/vmcost-agent.sock lima-dev", agent_sock);
+	CHECK(t_file_has(calls, want));
+	char *order = t_order_from("agent freeze");
+	CHECK(strncmp(order, "agent freeze 200\n", 17) == 0);
+	free(order);
+	/* The forward dies again while frozen: the thaw heals it too, and the client is answered
+	 * (without the thaw, the frozen fake dockerd would not answer it for a minute). */
 	char pidfile[400];
-	snprintf(pidfile, sizeof pidfile, "%s/socat.pid", t_state);
+	snprintf(pidfile, sizeof pidfile, "%s/socat-agent.pid", t_state);
 	char *pid = t_slurp(pidfile);
-	if (pid && atoi(pid) > 0)
-		kill(atoi(pid), SIGTERM);
+	pid_t socat = (pid_t)atoi(pid);
 	free(pid);
+	CHECK(socat > 0 && kill(socat, SIGTERM) == 0);
+	CHECK(WAIT_UNTIL(kill(socat, 0) != 0, 5));
+	t_stale_socket(agent_sock);
+	char buf[1024];
+	CHECK(t_request(ping_request, buf, sizeof buf, 20000));
+	CHECK_CONTAINS(buf, "\r\n\r\nOK");
+	CHECK(t_log_has("dev's vmcost-agent.sock did not answer the engine thaw: "));
+	CHECK(t_log_has("thawed dev's Docker engine after"));
+	CHECK(!t_log_has("the agent did not thaw"));
+	order = t_order_from("agent freeze");
+	CHECK(strstr(order, "agent thaw\ndockerd GET /_ping") != NULL);
+	free(order);
+	CHECK_INT(t_calls("start"), 1); /* t_vm_up's, none of autostop's */
+	t_daemon_stop();
+	t_kill_socats();
 	t_teardown();
 }
 
 /* issue 21: --freeze-after asks the agent to freeze the engine within the idle period. */
-
-/* The daemon with deep idle: idle period idle, the engine frozen after freeze_after. */
-static void t_daemon_freezing(double idle, double freeze_after)
-{
-	struct autostop_config cfg;
-	t_daemon_config(&cfg, idle, NULL);
-	cfg.freeze_after_s = freeze_after;
-	t_daemon_pid = t_daemon_cfg(&cfg);
-	CHECK(WAIT_UNTIL(t_log_has("listening on"), 10));
-	CHECK(WAIT_UNTIL(t_file_exists(cfg.status), 10));
-}
 
 TEST(freeze_after_freezes_and_the_engine_is_thawed_before_the_stop)
 {
@@ -1734,6 +1928,9 @@ int main(int argc, char **argv)
 	RUN(polls_through_the_relay_do_not_keep_it_up);
 	RUN(a_kept_open_connection_without_work_does_not_keep_it_up);
 	RUN(a_dead_forward_is_healed_without_a_start);
+	RUN(a_hung_forward_is_healed_without_a_start);
+	RUN(a_slow_answer_is_not_taken_for_a_hung_forward);
+	RUN(a_dead_agent_forward_is_healed_for_the_freeze_and_the_thaw);
 	RUN(freeze_after_freezes_and_the_engine_is_thawed_before_the_stop);
 	RUN(a_client_while_frozen_is_held_and_the_engine_thawed_first);
 	RUN(a_connection_kept_open_across_the_freeze_is_answered);

@@ -801,6 +801,180 @@ TEST(a_forward_that_cannot_be_healed_closes_the_held_clients)
 	CHECK_INT(act.todo, 0);
 }
 
+/* issue 22: a forward that accepts and hangs, while Lima runs the instance. */
+static void hung_forward_found(struct autostop *a, double *now)
+{
+	running_idle(a, now);
+	struct autostop_actions act;
+	CHECK(autostop_client_opened(a, *now + 1, &act)); /* relayed: docker.sock accepted */
+	activity(a, *now + 1, AUTOSTOP_QUIET, AUTOSTOP_POLLING);
+	act = autostop_upstream_silent(a, *now + 1 + AUTOSTOP_SILENT_S);
+	CHECK(has(act, AUTOSTOP_DO_PROBE_HANG));
+	CHECK(!has(act, AUTOSTOP_DO_HEAL));
+	/* One probe at a time, whatever else falls silent meanwhile. */
+	act = autostop_upstream_silent(a, *now + 3.5);
+	CHECK_INT(act.todo, 0);
+	act = autostop_hang_probed(a, *now + 5, false, "timed out");
+	CHECK(has(act, AUTOSTOP_DO_HEAL));
+	CHECK(has(act, AUTOSTOP_DO_HOLD_SILENT));
+	CHECK(has(act, AUTOSTOP_DO_DISARM_TIMER));
+	CHECK(has(act, AUTOSTOP_DO_LOG));
+	CHECK(!has(act, AUTOSTOP_DO_START));
+	CHECK_INT(a->state, AUTOSTOP_HEALING);
+	CHECK_STR(a->decision_kind, "heal");
+	CHECK_CONTAINS(a->decision, "docker.sock accepted a client and sent no answer for 2.0 s, "
+				    "nor to /_ping on a new connection (timed out) while "
+				    "dev was running: asking Lima");
+	*now += 5;
+}
+
+TEST(a_forward_that_hangs_is_healed_not_started)
+{
+	struct autostop a;
+	double now;
+	hung_forward_found(&a, &now);
+	/* While it heals, clients are held and silences ask nothing more. */
+	struct autostop_actions act;
+	CHECK(!autostop_client_opened(&a, now + 0.5, &act));
+	act = autostop_upstream_silent(&a, now + 1);
+	CHECK_INT(act.todo, 0);
+	act = autostop_heal_done(&a, now + 2, AUTOSTOP_HEALED, "its forward was dead", 2);
+	CHECK(has(act, AUTOSTOP_DO_CONNECT_HELD));
+	CHECK(!has(act, AUTOSTOP_DO_START));
+	CHECK_INT(a.starts, 0);
+	CHECK_INT(a.heals, 1);
+	CHECK_CONTAINS(a.decision, "dev runs and docker.sock answers again (its forward was dead); "
+				   "relaying 2 held clients");
+	/* Lima says it is gone while a client waits: that, and only that, starts it. */
+	struct autostop b;
+	hung_forward_found(&b, &now);
+	act = autostop_heal_done(&b, now + 1, AUTOSTOP_NOT_RUNNING, "", 1);
+	CHECK(has(act, AUTOSTOP_DO_START));
+	CHECK_CONTAINS(b.decision, "sent no answer for 2.0 s");
+	CHECK_CONTAINS(b.decision, "Lima says dev is not running");
+}
+
+TEST(a_slow_request_is_not_a_hung_forward)
+{
+	struct autostop a;
+	double now;
+	running_idle(&a, &now);
+	struct autostop_actions act;
+	CHECK(autostop_client_opened(&a, now + 1, &act));
+	activity(&a, now + 1, AUTOSTOP_QUIET, AUTOSTOP_WORKING); /* docker stop: 10 s, silent */
+	act = autostop_upstream_silent(&a, now + 3);
+	CHECK(has(act, AUTOSTOP_DO_PROBE_HANG));
+	act = autostop_hang_probed(&a, now + 3.01, true, "");
+	CHECK_INT(act.todo, 0);
+	CHECK_INT(a.state, AUTOSTOP_RUNNING);
+	/* The next silence may be a hang again. */
+	act = autostop_upstream_silent(&a, now + 20);
+	CHECK(has(act, AUTOSTOP_DO_PROBE_HANG));
+	/* Probes that fail after something else took over change nothing. */
+	act = autostop_upstream_refused(&a, now + 21, "connection refused");
+	CHECK(has(act, AUTOSTOP_DO_HEAL));
+	act = autostop_hang_probed(&a, now + 22, false, "timed out");
+	CHECK_INT(act.todo, 0);
+	CHECK_CONTAINS(a.decision, "docker.sock refused a client (connection refused)");
+}
+
+TEST(no_hang_probe_while_frozen_starting_or_stopped)
+{
+	struct autostop a;
+	frozen_idle(&a);
+	struct autostop_actions act = autostop_upstream_silent(&a, T0 + 8);
+	CHECK_INT(act.todo, 0); /* a frozen engine answers nothing: autostop thaws it itself */
+	struct autostop b;
+	start_with_clients(&b, 1);
+	act = autostop_upstream_silent(&b, T0 + 8);
+	CHECK_INT(act.todo, 0);
+	struct autostop c;
+	autostop_init(&c, "dev", IDLE, false, T0);
+	act = autostop_upstream_silent(&c, T0 + 8);
+	CHECK_INT(act.todo, 0);
+}
+
+TEST(a_heal_that_failed_is_not_redone_for_each_silence)
+{
+	struct autostop a;
+	double now;
+	hung_forward_found(&a, &now);
+	struct autostop_actions act = autostop_heal_done(
+	    &a, now + 1, AUTOSTOP_HEAL_FAILED, "forwarded again, but GET /_ping timed out", 1);
+	CHECK(has(act, AUTOSTOP_DO_CLOSE_HELD));
+	CHECK_INT(a.state, AUTOSTOP_UNHEALTHY);
+	act = autostop_upstream_silent(&a, now + 5);
+	CHECK_INT(act.todo, 0);
+	/* docker.sock answers a check again: a later hang is worth a heal again. */
+	struct autostop_check good = api_ok(0, "");
+	autostop_check_done(&a, now + 30, &good);
+	act = autostop_upstream_silent(&a, now + 40);
+	CHECK(has(act, AUTOSTOP_DO_PROBE_HANG));
+}
+
+TEST(a_check_with_no_answer_while_lima_runs_heals)
+{
+	struct autostop a;
+	double now;
+	running_idle(&a, &now);
+	struct autostop_check hung = {.api_ok = false, .no_answer = true, .instance_running = true};
+	snprintf(hung.error, sizeof hung.error, "timed out");
+	struct autostop_actions act = autostop_check_done(&a, now + IDLE, &hung);
+	CHECK(has(act, AUTOSTOP_DO_HEAL));
+	CHECK(!has(act, AUTOSTOP_DO_ARM_TIMER));
+	CHECK(!has(act, AUTOSTOP_DO_START));
+	CHECK_INT(a.state, AUTOSTOP_HEALING);
+	CHECK_CONTAINS(a.decision, "the Docker API did not answer a check (timed out) "
+				   "while dev was running");
+	/* Nobody waits: Lima saying it is not running makes it stopped, not started. */
+	act = autostop_heal_done(&a, now + IDLE + 3, AUTOSTOP_NOT_RUNNING, "", 0);
+	CHECK(!has(act, AUTOSTOP_DO_START));
+	CHECK_INT(a.state, AUTOSTOP_DOWN);
+	CHECK_INT(a.starts, 0);
+	CHECK_CONTAINS(a.decision,
+		       "dev is stopped (not by autostop; the Docker API did not answer");
+	/* An answer with an error, or Lima not saying it runs: unhealthy, as before. */
+	struct autostop b;
+	running_idle(&b, &now);
+	struct autostop_check http500 = {.api_ok = false, .instance_running = true};
+	snprintf(http500.error, sizeof http500.error, "GET /containers/json: HTTP 500");
+	act = autostop_check_done(&b, now + IDLE, &http500);
+	CHECK(!has(act, AUTOSTOP_DO_HEAL));
+	CHECK_INT(b.state, AUTOSTOP_UNHEALTHY);
+	struct autostop_check unknown = {.api_ok = false, .no_answer = true};
+	act = autostop_check_done(&b, now + 2 * IDLE, &unknown);
+	CHECK(!has(act, AUTOSTOP_DO_HEAL));
+	CHECK_INT(b.state, AUTOSTOP_UNHEALTHY);
+	/* A heal that did not help is redone once per idle period, not at every check. */
+	act = autostop_check_done(&b, now + 3 * IDLE, &hung);
+	CHECK(has(act, AUTOSTOP_DO_HEAL));
+	act = autostop_heal_done(&b, now + 3 * IDLE + 1, AUTOSTOP_HEAL_FAILED, "ssh: timed out", 0);
+	CHECK(has(act, AUTOSTOP_DO_ARM_TIMER));
+	act = autostop_check_done(&b, now + 3 * IDLE + 2, &hung);
+	CHECK(!has(act, AUTOSTOP_DO_HEAL));
+	CHECK_INT(b.state, AUTOSTOP_UNHEALTHY);
+	act = autostop_check_done(&b, now + 4 * IDLE + 1, &hung);
+	CHECK(has(act, AUTOSTOP_DO_HEAL));
+}
+
+TEST(a_healed_agent_forward_is_logged)
+{
+	struct autostop a;
+	double now;
+	running_idle(&a, &now);
+	struct autostop_actions act = autostop_agent_healed(
+	    &a, now + 1, "engine freeze",
+	    "/x/sock/vmcost-agent.sock refuses connections (a stale socket file: nobody listens); "
+	    "removed the socket file and forwarded it again with ssh -O forward in 0.1 s");
+	CHECK(has(act, AUTOSTOP_DO_LOG));
+	CHECK_INT(a.agent_heals, 1);
+	CHECK_INT(a.state, AUTOSTOP_RUNNING); /* docker.sock's state is not the agent's */
+	CHECK_STR(a.decision_kind, "healed");
+	CHECK_CONTAINS(a.decision, "dev's vmcost-agent.sock did not answer the engine freeze: "
+				   "/x/sock/vmcost-agent.sock refuses connections");
+	CHECK_CONTAINS(a.decision, "; asked the agent again");
+}
+
 TEST(started_by_hand_is_learned_again)
 {
 	struct autostop a;
@@ -1152,6 +1326,12 @@ int main(void)
 	RUN(the_vm_went_away_behind_its_back);
 	RUN(a_dead_forward_is_healed_not_started);
 	RUN(a_forward_that_cannot_be_healed_closes_the_held_clients);
+	RUN(a_forward_that_hangs_is_healed_not_started);
+	RUN(a_slow_request_is_not_a_hung_forward);
+	RUN(no_hang_probe_while_frozen_starting_or_stopped);
+	RUN(a_heal_that_failed_is_not_redone_for_each_silence);
+	RUN(a_check_with_no_answer_while_lima_runs_heals);
+	RUN(a_healed_agent_forward_is_logged);
 	RUN(started_by_hand_is_learned_again);
 	RUN(a_stop_reports_the_ram_it_gave_back);
 	RUN(a_client_during_the_stop_starts_it_again);
