@@ -280,8 +280,8 @@ static pid_t spawn_guard(const struct agent_config *cfg, int listen_fd, char *er
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
-	sigset_t none, all;
-	sigemptyset(&none);
+	sigset_t blocked, all;
+	sigemptyset(&blocked);
 	sigfillset(&all);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, listen_fd, GUARD_FD);
@@ -291,7 +291,14 @@ static pid_t spawn_guard(const struct agent_config *cfg, int listen_fd, char *er
 	posix_spawnattr_init(&attr);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
 					    POSIX_SPAWN_SETSIGDEF);
-	posix_spawnattr_setsigmask(&attr, &none);
+	/*
+	 * The guard starts with SIGTERM and SIGINT blocked, as engine_guard_main keeps them: a thaw
+	 * right after the freeze (milliseconds) must not kill it before it reads its signalfd, with
+	 * clients already queued on its socket (they would get an empty reply).
+	 */
+	sigaddset(&blocked, SIGTERM);
+	sigaddset(&blocked, SIGINT);
+	posix_spawnattr_setsigmask(&attr, &blocked);
 	posix_spawnattr_setsigdefault(&attr, &all);
 	char config_arg[] = "--config";
 	char *argv[] = {"vmcost-agent", "engine", "guard", NULL, NULL, NULL};

@@ -48,7 +48,7 @@ ping_ms() { # on a new connection to docker.sock: milliseconds, or nothing
 leftovers() {
 	# shellcheck disable=SC2016 # for the guest's shell
 	lima_shell sudo sh -c 'grep -l "^1" $(find /sys/fs/cgroup -name cgroup.freeze) 2>/dev/null;
-		pgrep -f "vmcost-agent engine guard" 2>/dev/null; true'
+		pgrep -f "[v]mcost-agent engine guard" 2>/dev/null; true'
 }
 
 check "the engine runs and the agent can freeze it" lima_wait 60 is_state running
@@ -60,7 +60,7 @@ as_docker "$docker" rm -f deepidle >/dev/null 2>&1
 as_docker "$docker" run -d --name deepidle vmcost-busybox sleep 600 >/dev/null
 body=$(api POST /v1/engine/freeze)
 check "a freeze while a container runs is refused (HTTP $(cat "$tmp/code"))" test "$(cat "$tmp/code")" = 409
-check "... saying why: $(echo "$body" | jq -r '.error.message // .refusal // .' | cut -c1-120)" \
+check "... saying why: $(echo "$body" | jq -r 'if (.error | type) == "object" then .error.message else (.error // .refusal // .) end' | cut -c1-120)" \
 	sh -c "echo '$body' | grep -qi 'container'"
 check "... and the engine still runs" is_state running
 as_docker "$docker" rm -f deepidle >/dev/null
@@ -74,7 +74,7 @@ check "a client on the forwarded docker.sock is answered while frozen (${ms:-no 
 check "its connection thawed the engine" lima_wait 20 is_state running
 
 # ---- cycles under a client loop ---------------------------------------------------------------
-: >"$tmp/loop"
+as_lima sh -c ": >'$tmp/loop'"
 as_lima sh -c "while [ ! -f '$tmp/stop' ]; do
 	c=\$(curl -s -m 20 -o /dev/null -w '%{http_code}' --unix-socket '$sock' http://localhost/_ping)
 	echo \"\$c\" >>'$tmp/loop'; sleep 0.2; done" &
@@ -104,8 +104,9 @@ check "no cgroup is left frozen and no guard runs${left:+: $left}" test -z "$lef
 # ---- the agent killed while frozen --------------------------------------------------------------
 api POST /v1/engine/freeze >/dev/null
 check "frozen again before the kill" is_state frozen
+# The daemon itself (systemd's main pid), not the guard process it spawned.
 # shellcheck disable=SC2016 # for the guest's shell
-lima_shell sudo sh -c 'kill -KILL $(pidof vmcost-agent | tr " " "\n" | head -n 1)'
+lima_shell sudo sh -c 'kill -KILL $(systemctl show -p MainPID --value cache-trim.service)'
 # systemd restarts it (Restart=); a restarted agent thaws what its record says it froze.
 restarted() { lima_shell sudo systemctl is-active --quiet cache-trim.service && is_state running; }
 check "the killed agent, restarted, thawed the engine" lima_wait 60 restarted
@@ -127,6 +128,9 @@ frozen_s=$1
 check "limactl stop of the frozen instance: exit $2 after $1 s" test "$2" = 0
 check "... a clean stop (no forced kill in Lima's log)" sh -c "! grep -qi 'force' '$tmp/stop.log'"
 lima_up fpr
+# docker.service is socket-activated in this image: the first client starts dockerd.
+ms=$(ping_ms)
+check "docker.sock answers after the start (${ms:-no answer} ms)" test -n "$ms"
 check "the engine runs after the start" lima_wait 120 is_state running
 # shellcheck disable=SC2046
 set -- $(timed_stop)
