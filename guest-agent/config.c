@@ -181,6 +181,9 @@ static int set_engine_cgroups(const struct config_site *site, const char *s,
 	if (strlen(s) >= sizeof cfg->engine_cgroups)
 		return bad_value(site, "longer than %zu characters",
 				 sizeof cfg->engine_cgroups - 1);
+	if (s[0] == '\0')
+		return bad_value(site, "needs auto or a list of cgroups (delete the line to keep "
+				       "the default, auto)");
 	if (strcmp(s, "auto") != 0) {
 		int count = 1;
 		for (const char *p = s; *p; p++)

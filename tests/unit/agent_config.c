@@ -199,6 +199,10 @@ TEST(bad_values_are_refused_with_line_and_key)
 	     "key \"engine-cgroups\": \"/sys/fs/cgroup/x\" is not"},
 	    {"engine-cgroups: a,,b\n", "key \"engine-cgroups\": \"a,,b\" is not auto"},
 	    {"engine-cgroups: a,b,c,d,e\n", "key \"engine-cgroups\": more than 4 cgroups"},
+	    /* empty, quoted or as a folded block (found by fuzz_agent_config: it read before the
+	       string) */
+	    {"engine-cgroups: \"\"\n", "key \"engine-cgroups\": needs auto or a list"},
+	    {"engine-cgroups: >3\n", "key \"engine-cgroups\": needs auto or a list"},
 	    {"engine-freeze-lima-agent: sometimes\n", "\"sometimes\" is not true or false"},
 	    {"engine-freeze-timeout: 10ms\n",
 	     "key \"engine-freeze-timeout\": 10ms is out of range"},
