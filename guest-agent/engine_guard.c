@@ -260,6 +260,13 @@ int engine_guard_run(const struct agent_config *cfg, int listen_fd, int wake_fd)
 int engine_guard_main(const struct agent_config *cfg)
 {
 	vmc_log_use_syslog(true);
+	/*
+	 * A guard that thaws for its client can find a newer freeze recorded (the API thawed its
+	 * own and froze again while it waited for the lock): that freeze's guard must be stopped
+	 * too, or it waits forever on a socket that no longer has the path (on real Lima, 9 of 50
+	 * quick freeze/thaw cycles under a client loop left one).
+	 */
+	engine_use_guard_process();
 	sigset_t term;
 	sigemptyset(&term);
 	sigaddset(&term, SIGTERM);
