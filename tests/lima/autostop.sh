@@ -5,7 +5,8 @@
 # daemon relays to Lima's own forwarded docker.sock and drives the real limactl. A testcontainers
 # session with Ryuk goes through the relay (runs a container, reads its published port on the
 # host, ends, Ryuk cleans up); after the idle period the daemon stops the instance with
-# `limactl stop`; a client then starts it with `limactl start` and gets Docker's answer; the
+# `limactl stop`; polls are answered from its snapshot while it stays stopped (curl and the
+# docker CLI); `docker run` then starts it with `limactl start` and gets Docker's answer; the
 # docker CLI's attached run works through it; SIGTERM leaves the VM running. It stops and
 # starts the instance, so it runs last.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -80,13 +81,28 @@ check "stopped after the idle period ($IDLE s)" lima_wait $((IDLE * 3 + 600)) st
 check "limactl says Stopped" test "$(lima_status)" = Stopped
 grep -F "stopped $LIMA_INSTANCE in" "$log" | sed 's/^/  /'
 
-# A client starts it with the real limactl start.
+# While it is stopped, polls are answered from the snapshot taken just before the stop, marked,
+# and the VM stays stopped: curl's GET /version, and the docker CLI's version, ps -a and images
+# (issue 22 item 3).
+headers=$(as_lima curl -s -m 30 -D - -o /dev/null --unix-socket "$relay" http://localhost/version)
+check "GET /version while stopped is answered from the snapshot (X-Vmcost-Snapshot)" \
+	sh -c "printf '%s\n' \"\$1\" | grep -qi '^X-Vmcost-Snapshot: '" sh "$headers"
+for cmd in version "ps -a" images; do
+	# shellcheck disable=SC2086 # the subcommand and its flag
+	out=$(as_relay timeout 60 "$docker" $cmd 2>&1)
+	check "docker $cmd answered while stopped" test $? = 0
+	printf '%s\n' "$out" | head -n 4 | sed 's/^/  /'
+done
+check "the polls left it Stopped" test "$(lima_status)" = Stopped
+check "no limactl start for them" sh -c "! grep -q 'limactl start' '$log'"
+
+# A request that is not a poll starts it with the real limactl start: docker run.
 t0=$(date +%s)
-answer=$(as_lima curl -s -m 1800 --unix-socket "$relay" http://localhost/version)
+answer=$(as_relay "$docker" run --rm vmcost-busybox echo woken-by-run 2>&1)
 t1=$(date +%s)
 case $answer in
-*'"ApiVersion"'*) ok "curl /version through the relay started it: Docker answered after $((t1 - t0)) s" ;;
-*) fail "curl /version through the relay: \"$answer\"; $(tail -n 3 "$log")" ;;
+woken-by-run) ok "docker run through the relay started it and ran: $((t1 - t0)) s" ;;
+*) fail "docker run through the relay: \"$answer\"; $(tail -n 3 "$log")" ;;
 esac
 grep -F "answers /_ping" "$log" | sed 's/^/  /'
 check "limactl says Running" test "$(lima_status)" = Running
