@@ -72,14 +72,25 @@ struct daemon {
 	unsigned pings_in_flight;
 	bool shutting_down;
 	int exit_code;
-	/* polls are answered from snap while stopped; snap_new is taken before a stop */
+	/* polls are answered from snap while stopped, or while frozen (snap_frozen: taken before
+	 * the freeze, never stored); snap_new is taken before a stop */
 	struct snapshot *snap, *snap_new;
+	bool snap_frozen;
 	char versions[SNAPSHOT_VERSIONS_MAX][16]; /* API versions clients used, latest first */
 	size_t nversions;
 	char miss_why[300]; /* why the snapshot did not answer the last request offered */
 };
 
-enum job_kind { JOB_PING, JOB_CHECK, JOB_HEAL, JOB_FREEZE, JOB_THAW, JOB_SNAPSHOT, JOB_HANG };
+enum job_kind {
+	JOB_PING,
+	JOB_CHECK,
+	JOB_HEAL,
+	JOB_FREEZE,
+	JOB_THAW,
+	JOB_SNAPSHOT,	     /* before a stop */
+	JOB_FREEZE_SNAPSHOT, /* before a freeze */
+	JOB_HANG
+};
 
 struct probe_job {
 	uv_work_t req;
@@ -104,13 +115,14 @@ struct probe_job {
 
 static const char *job_name(enum job_kind k)
 {
-	return k == JOB_PING	   ? "ping"
-	       : k == JOB_HANG	   ? "ping on a new connection"
-	       : k == JOB_CHECK	   ? "check"
-	       : k == JOB_HEAL	   ? "heal of docker.sock"
-	       : k == JOB_SNAPSHOT ? "snapshot"
-	       : k == JOB_FREEZE   ? "engine freeze"
-				   : "engine thaw";
+	return k == JOB_PING		  ? "ping"
+	       : k == JOB_HANG		  ? "ping on a new connection"
+	       : k == JOB_CHECK		  ? "check"
+	       : k == JOB_HEAL		  ? "heal of docker.sock"
+	       : k == JOB_SNAPSHOT	  ? "snapshot"
+	       : k == JOB_FREEZE_SNAPSHOT ? "snapshot before the freeze"
+	       : k == JOB_FREEZE	  ? "engine freeze"
+					  : "engine thaw";
 }
 
 /* One POST path through the agent's socket f: the HTTP status (0: no answer), and when not 200
@@ -245,6 +257,7 @@ static void snapshot_work(struct probe_job *job)
 static const struct relay_hooks hooks;
 static void apply(struct daemon *d, struct autostop_actions act);
 static void stop_now(struct daemon *d);
+static void queue_probe(struct daemon *d, enum job_kind kind);
 static void silence_scan(struct daemon *d);
 
 static double now_s(void)
@@ -300,7 +313,7 @@ static void probe_work(uv_work_t *req)
 		freeze_work(job);
 	else if (job->kind == JOB_THAW)
 		thaw_work(job);
-	else if (job->kind == JOB_SNAPSHOT)
+	else if (job->kind == JOB_SNAPSHOT || job->kind == JOB_FREEZE_SNAPSHOT)
 		snapshot_work(job);
 	else
 		heal_work(job);
@@ -333,8 +346,34 @@ static void forget_snapshot(struct daemon *d)
 		return;
 	snapshot_free(d->snap);
 	d->snap = NULL;
-	snapshot_remove(d->cfg->instance_dir);
+	if (!d->snap_frozen)
+		snapshot_remove(d->cfg->instance_dir);
+	d->snap_frozen = false;
 	autostop_snapshot_set(&d->st, NULL);
+}
+
+/* The snapshot before the freeze (NULL: none could be taken), served while the engine is
+ * frozen; then the freeze itself. */
+static void freeze_snapshot_taken(struct daemon *d, struct snapshot *s, const char *why)
+{
+	if (d->st.engine != AUTOSTOP_ENGINE_FREEZING) {
+		snapshot_free(s); /* the VM went away meanwhile: no freeze either */
+		return;
+	}
+	if (s) {
+		forget_snapshot(d);
+		d->snap = s;
+		d->snap_frozen = true;
+		autostop_snapshot_set(&d->st, snapshot_taken(s));
+	} else {
+		char msg[800];
+		vmc_textf(msg, sizeof msg,
+			  "no snapshot of %s's Docker API before the freeze (%s): while it is "
+			  "frozen, every client thaws it",
+			  d->cfg->instance, why);
+		log_line(d, "snapshot", msg);
+	}
+	queue_probe(d, JOB_FREEZE);
 }
 
 /* limactl stop succeeded: the snapshot taken before it holds until the VM answers again. */
@@ -356,7 +395,13 @@ static void probe_done(uv_work_t *req, int status)
 {
 	struct probe_job *job = req->data;
 	struct daemon *d = job->d;
-	if (job->kind == JOB_SNAPSHOT) {
+	if (job->kind == JOB_FREEZE_SNAPSHOT) {
+		if (d->shutting_down)
+			snapshot_free(job->snap);
+		else
+			freeze_snapshot_taken(d, job->snap,
+					      status == 0 ? job->heal_why : uv_strerror(status));
+	} else if (job->kind == JOB_SNAPSHOT) {
 		if (d->shutting_down) {
 			snapshot_free(job->snap);
 		} else {
@@ -441,6 +486,8 @@ static void job_not_queued(struct daemon *d, enum job_kind kind, const char *why
 		apply(d, autostop_thaw_done(&d->st, now_s(), false, why, count_held(d)));
 	else if (kind == JOB_SNAPSHOT)
 		stop_now(d); /* no snapshot: the stop goes on without one */
+	else if (kind == JOB_FREEZE_SNAPSHOT)
+		freeze_snapshot_taken(d, NULL, why);
 	else if (kind == JOB_HANG)
 		apply(d, autostop_hang_probed(&d->st, now_s(), true, why)); /* nothing learned */
 }
@@ -663,6 +710,18 @@ static void close_quiet_clients(struct daemon *d)
 	}
 }
 
+/* First the snapshot (the engine still answers), then the freeze (freeze_snapshot_taken). */
+static void begin_freeze(struct daemon *d)
+{
+	if (d->cfg->wake_on_any) {
+		queue_probe(d, JOB_FREEZE);
+		return;
+	}
+	for (struct relay *r = d->relays; r; r = relay_next(r))
+		note_version(d, relay_api_version(r));
+	queue_probe(d, JOB_FREEZE_SNAPSHOT);
+}
+
 /* First the snapshot (the VM still answers), then limactl stop (stop_now). */
 static void begin_stop(struct daemon *d)
 {
@@ -821,9 +880,13 @@ static void apply(struct daemon *d, struct autostop_actions act)
 	if (act.todo & AUTOSTOP_DO_PROBE_HANG)
 		queue_probe(d, JOB_HANG);
 	if (act.todo & AUTOSTOP_DO_FREEZE)
-		queue_probe(d, JOB_FREEZE);
+		begin_freeze(d);
 	if (act.todo & AUTOSTOP_DO_THAW)
 		queue_probe(d, JOB_THAW);
+	/* What the engine said while frozen holds no longer once it thaws (or goes away). */
+	if (d->snap_frozen && d->st.engine != AUTOSTOP_ENGINE_FROZEN &&
+	    d->st.engine != AUTOSTOP_ENGINE_FREEZING)
+		forget_snapshot(d);
 }
 
 /* ---- clients ------------------------------------------------------------------------------ */
@@ -941,9 +1004,11 @@ static void relay_wake(struct relay *r, const char *what, void *ctx)
 static void relay_activity_changed(struct relay *r, enum autostop_activity was,
 				   enum autostop_activity is, void *ctx)
 {
-	(void)r;
 	struct daemon *d = ctx;
-	apply(d, autostop_client_activity(&d->st, now_s(), was, is));
+	if (relay_serving_locally(r))
+		apply(d, autostop_local_activity(&d->st, now_s(), was, is));
+	else
+		apply(d, autostop_client_activity(&d->st, now_s(), was, is));
 }
 
 static void relay_closed(struct relay *r, const char *why, void *ctx)
@@ -987,6 +1052,8 @@ static void on_client(uv_stream_t *server, int status)
 	apply(d, act);
 	if (connect)
 		relay_connect(r, d->cfg->upstream);
+	else if (d->snap && autostop_frozen_snapshot_serves(&d->st))
+		relay_serve_locally(r);
 }
 
 /* ---- listening ------------------------------------------------------------------------- */

@@ -477,6 +477,11 @@ static void serve_local(struct relay *r)
 	}
 }
 
+bool relay_serving_locally(const struct relay *r)
+{
+	return r->local;
+}
+
 void relay_serve_locally(struct relay *r)
 {
 	if (r->phase != RELAY_HELD || r->local_closing)

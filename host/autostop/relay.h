@@ -85,6 +85,8 @@ void relay_connect(struct relay *r, const char *upstream_path);
 /* A held relay whose upstream refused serves its client through hooks->answer until a request
  * needs docker.sock (hooks->wake) or the client leaves. relay_connect ends it. */
 void relay_serve_locally(struct relay *r);
+/* Serving its client locally (relay_serve_locally), until a request needs docker.sock. */
+bool relay_serving_locally(const struct relay *r);
 /*
  * A relaying client whose docker.sock has not sent a byte since the connect, and that sent only
  * polls (nothing that may have changed something if it did reach dockerd), no more than

@@ -241,6 +241,8 @@ bool autostop_client_opened(struct autostop *a, double now, struct autostop_acti
 		return autostop_snapshot_answers(a);
 	if (a->state == AUTOSTOP_HEALING)
 		return false;
+	if (autostop_frozen_snapshot_serves(a))
+		return false; /* held, and served from the snapshot while the engine stays frozen */
 	return !engine_holds(a, act, "a client arrived");
 }
 
@@ -262,11 +264,10 @@ static void count(unsigned *n, enum autostop_activity which, enum autostop_activ
 		(*n)++;
 }
 
-struct autostop_actions autostop_client_activity(struct autostop *a, double now,
-						 enum autostop_activity was,
-						 enum autostop_activity is)
+/* reaches_engine: the connection's bytes go to dockerd (false: the snapshot serves it). */
+static struct autostop_actions activity(struct autostop *a, enum autostop_activity was,
+					enum autostop_activity is, bool reaches_engine)
 {
-	(void)now;
 	struct autostop_actions act = {0};
 	if (was == is)
 		return act;
@@ -274,7 +275,7 @@ struct autostop_actions autostop_client_activity(struct autostop *a, double now,
 	count(&a->polling, AUTOSTOP_POLLING, was, is);
 	/* A connection kept open across the freeze sent a request: its bytes wait in dockerd's
 	 * socket until the thaw. */
-	if (is != AUTOSTOP_QUIET)
+	if (is != AUTOSTOP_QUIET && reaches_engine)
 		engine_holds(a, &act, "a connection kept open sent a request");
 	if (is == AUTOSTOP_WORKING) {
 		a->idle_since = 0;
@@ -289,6 +290,22 @@ struct autostop_actions autostop_client_activity(struct autostop *a, double now,
 	    (a->state == AUTOSTOP_RUNNING || a->state == AUTOSTOP_UNHEALTHY))
 		arm(&act, AUTOSTOP_QUIET_S);
 	return act;
+}
+
+struct autostop_actions autostop_client_activity(struct autostop *a, double now,
+						 enum autostop_activity was,
+						 enum autostop_activity is)
+{
+	(void)now;
+	return activity(a, was, is, true);
+}
+
+struct autostop_actions autostop_local_activity(struct autostop *a, double now,
+						enum autostop_activity was,
+						enum autostop_activity is)
+{
+	(void)now;
+	return activity(a, was, is, false);
 }
 
 /* Seen running: whatever autostop can see of a dead or hung forward is healed, never started. */
@@ -551,10 +568,17 @@ struct autostop_actions autostop_freeze_done(struct autostop *a, double now,
 			       after, a->thaw_why);
 			return act;
 		}
-		decide(a, now, &act,
-		       "froze %s's Docker engine after %s idle (autostop thaws it for the next "
-		       "client); it stops at the period's end",
-		       a->name, after);
+		if (autostop_frozen_snapshot_serves(a))
+			decide(a, now, &act,
+			       "froze %s's Docker engine after %s idle (polls are answered from "
+			       "the snapshot of %s; any other request thaws it); it stops at the "
+			       "period's end",
+			       a->name, after, a->snapshot_taken);
+		else
+			decide(a, now, &act,
+			       "froze %s's Docker engine after %s idle (autostop thaws it for the "
+			       "next client); it stops at the period's end",
+			       a->name, after);
 		return act;
 	}
 	a->engine = AUTOSTOP_ENGINE_RUNNING;
@@ -956,7 +980,14 @@ bool autostop_snapshot_answers(const struct autostop *a)
 {
 	if (!snapshot_usable(a))
 		return false;
-	return a->state == AUTOSTOP_STOPPED || (a->state == AUTOSTOP_STOPPING && a->stop_done);
+	return a->state == AUTOSTOP_STOPPED || (a->state == AUTOSTOP_STOPPING && a->stop_done) ||
+	       autostop_frozen_snapshot_serves(a);
+}
+
+bool autostop_frozen_snapshot_serves(const struct autostop *a)
+{
+	return snapshot_usable(a) && a->engine == AUTOSTOP_ENGINE_FROZEN &&
+	       (a->state == AUTOSTOP_RUNNING || a->state == AUTOSTOP_UNHEALTHY);
 }
 
 void autostop_snapshot_answered(struct autostop *a)
@@ -972,6 +1003,14 @@ struct autostop_actions autostop_snapshot_missed(struct autostop *a, double now,
 	vmc_textf(what, sizeof what, "%s (%s)", request, why && *why ? why : "not a poll");
 	if (a->state == AUTOSTOP_STOPPING && a->stop_done) {
 		stop_settled(a, now, &act, what);
+		return act;
+	}
+	if (a->state == AUTOSTOP_RUNNING || a->state == AUTOSTOP_UNHEALTHY ||
+	    a->state == AUTOSTOP_CHECKING) {
+		/* Served from the snapshot while the engine was frozen: thawed for this request
+		 * (or already thawing, or thawed: then it goes on to dockerd now). */
+		if (!engine_holds(a, &act, what))
+			act.todo |= AUTOSTOP_DO_CONNECT_HELD;
 		return act;
 	}
 	if (a->state != AUTOSTOP_STOPPED)

@@ -223,7 +223,8 @@ struct autostop_actions autostop_init(struct autostop *a, const char *name, doub
 				      bool instance_running, double now);
 
 /* A client connected. Returns true when it should be connected to docker.sock now, false
- * when it is held (a start, a stop or a thaw of the engine is under way). */
+ * when it is held (a start, a stop or a thaw of the engine is under way, or the engine is
+ * frozen and the snapshot serves it: autostop_frozen_snapshot_serves). */
 bool autostop_client_opened(struct autostop *a, double now, struct autostop_actions *act);
 struct autostop_actions autostop_client_closed(struct autostop *a, double now);
 
@@ -233,7 +234,10 @@ struct autostop_actions autostop_client_closed(struct autostop *a, double now);
  * arrives meanwhile is held while the engine is thawed (AUTOSTOP_DO_THAW), and so is a
  * connection kept open across the freeze once it sends a request; at the period's end the engine
  * is thawed before the check that leads to the stop. 0, or not shorter than the idle period:
- * never.
+ * never. With a snapshot taken just before the freeze (autostop_snapshot_set while FREEZING),
+ * a new client is served from it instead while the engine stays frozen, as while the VM is
+ * stopped: a frozen engine changes nothing, so the snapshot is exact; the first request it does
+ * not answer thaws the engine (autostop_snapshot_missed).
  */
 void autostop_set_freeze_after(struct autostop *a, double seconds);
 /* The agent's answer to the freeze; why: its reason, or what failed. */
@@ -250,6 +254,11 @@ double autostop_frozen_for(const struct autostop *a, double now);
 struct autostop_actions autostop_client_activity(struct autostop *a, double now,
 						 enum autostop_activity was,
 						 enum autostop_activity is);
+/* The same for a client served from the snapshot (never reaching dockerd): it counts, but its
+ * requests do not thaw the engine; what the snapshot cannot answer does (snapshot_missed). */
+struct autostop_actions autostop_local_activity(struct autostop *a, double now,
+						enum autostop_activity was,
+						enum autostop_activity is);
 
 /* A client's connect to docker.sock failed (why: "connection refused"). */
 struct autostop_actions autostop_upstream_refused(struct autostop *a, double now, const char *why);
@@ -310,13 +319,16 @@ void autostop_snapshot_set(struct autostop *a, const char *taken);
 /* At start-up, the instance is stopped and the snapshot autostop's last stop left is valid:
  * it is stopped by autostop, and polls are answered from it. */
 struct autostop_actions autostop_snapshot_loaded(struct autostop *a, double now, const char *taken);
-/* Whether a client that docker.sock refuses is served from the snapshot now: stopped by
- * autostop (or settling after its stop), with a snapshot, without --wake-on-any. */
+/* Whether a client is served from the snapshot now, with a snapshot and without
+ * --wake-on-any: stopped by autostop (or settling after its stop; a client docker.sock
+ * refuses), or running with the engine frozen (autostop_frozen_snapshot_serves). */
 bool autostop_snapshot_answers(const struct autostop *a);
+/* Running with the engine frozen and a snapshot of it: a new client is served from it. */
+bool autostop_frozen_snapshot_serves(const struct autostop *a);
 /* A poll was answered from the snapshot. */
 void autostop_snapshot_answered(struct autostop *a);
 /* A request the snapshot does not answer (request: "POST /containers/create", why: the
- * snapshot's reason): the VM must start for it. */
+ * snapshot's reason): the VM must start for it, or the frozen engine thaw for it. */
 struct autostop_actions autostop_snapshot_missed(struct autostop *a, double now,
 						 const char *request, const char *why);
 

@@ -754,6 +754,9 @@ static ssize_t t_read_to_eof(int fd, char *buf, size_t cap, int timeout_ms)
 }
 
 static const char ping_request[] = "GET /_ping HTTP/1.1\r\nHost: docker\r\n\r\n";
+/* Not a poll: while the engine is frozen, the snapshot does not answer it. */
+static const char inspect_request[] =
+    "GET /containers/aaaa1111/json HTTP/1.1\r\nHost: docker\r\n\r\n";
 
 /* One request through the relay; the answer (NUL-terminated) in buf, or false. */
 static bool t_request(const char *request, char *buf, size_t cap, int timeout_ms)
@@ -1530,13 +1533,13 @@ TEST(a_dead_agent_forward_is_healed_for_the_freeze_and_the_thaw)
 	CHECK(WAIT_UNTIL(kill(socat, 0) != 0, 5));
 	t_stale_socket(agent_sock);
 	char buf[1024];
-	CHECK(t_request(ping_request, buf, sizeof buf, 20000));
-	CHECK_CONTAINS(buf, "\r\n\r\nOK");
+	CHECK(t_request(inspect_request, buf, sizeof buf, 20000));
+	CHECK_CONTAINS(buf, "\"Id\":\"aaaa1111\"");
 	CHECK(t_log_has("dev's vmcost-agent.sock did not answer the engine thaw: "));
 	CHECK(t_log_has("thawed dev's Docker engine after"));
 	CHECK(!t_log_has("the agent did not thaw"));
 	order = t_order_from("agent freeze");
-	CHECK(strstr(order, "agent thaw\ndockerd GET /_ping") != NULL);
+	CHECK(strstr(order, "agent thaw\ndockerd GET /containers/aaaa1111/json") != NULL);
 	free(order);
 	CHECK_INT(t_calls("start"), 1); /* t_vm_up's, none of autostop's */
 	t_daemon_stop();
@@ -1583,17 +1586,20 @@ TEST(a_client_while_frozen_is_held_and_the_engine_thawed_first)
 	t_fake_agent();
 	t_daemon_freezing(60, 1);
 	CHECK(WAIT_UNTIL(t_log_has("froze dev's Docker engine after 1.0 s idle"), 15));
-	/* The fake dockerd answers nothing while frozen: only a thaw gets this an answer. */
+	/* The fake dockerd answers nothing while frozen: only a thaw gets this an answer (an
+	 * inspect is no poll: the snapshot does not answer it). */
 	char buf[1024];
-	CHECK(t_request(ping_request, buf, sizeof buf, 15000));
-	CHECK_CONTAINS(buf, "\r\n\r\nOK");
+	CHECK(t_request(inspect_request, buf, sizeof buf, 15000));
+	CHECK_CONTAINS(buf, "\"Id\":\"aaaa1111\"");
 	char *order = t_order_from("agent freeze");
-	const char *want = "agent freeze 200\nagent thaw\ndockerd GET /_ping HTTP/1.1\n";
+	const char *want =
+	    "agent freeze 200\nagent thaw\ndockerd GET /containers/aaaa1111/json HTTP/1.1\n";
 	CHECK(strncmp(order, want, strlen(want)) == 0);
 	if (strncmp(order, want, strlen(want)) != 0)
 		printf("    state/order from the freeze:\n%s", order);
 	free(order);
-	CHECK(t_log_has("frozen (a client arrived); relaying 1 held client"));
+	CHECK(t_log_has("frozen (GET /containers/aaaa1111/json (not a poll)); relaying 1 held "
+			"client"));
 	char engine[32];
 	CHECK_STR(t_status_string("engine", engine, sizeof engine), "running");
 	CHECK(t_status_number("engine_frozen_total_s") > 0);
@@ -1602,6 +1608,66 @@ TEST(a_client_while_frozen_is_held_and_the_engine_thawed_first)
 	order = t_order_from("agent freeze");
 	CHECK(strstr(order + 1, "agent freeze") == NULL);
 	free(order);
+	t_daemon_stop();
+	t_teardown();
+}
+
+/* While frozen, polls are answered from the snapshot taken just before the freeze, and the
+ * engine stays frozen; work thaws it and reaches dockerd, byte for byte. */
+TEST(polls_while_frozen_are_answered_from_the_snapshot)
+{
+	t_env();
+	t_vm_up();
+	t_fake_agent();
+	t_daemon_freezing(60, 1);
+	CHECK(WAIT_UNTIL(t_log_has("froze dev's Docker engine after 1.0 s idle (polls are "
+				   "answered from the snapshot of "),
+			 15));
+	int fd = t_connect(t_listen);
+	CHECK(fd >= 0);
+	static const char *const polls[] = {
+	    "GET /_ping HTTP/1.1\r\nHost: api.moby.localhost\r\n\r\n",
+	    "GET /v1.43/containers/json?all=1 HTTP/1.1\r\nHost: api.moby.localhost\r\n\r\n",
+	    "GET /v1.43/version HTTP/1.1\r\nHost: api.moby.localhost\r\n\r\n",
+	};
+	char buf[8192];
+	double took;
+	for (size_t i = 0; i < sizeof polls / sizeof polls[0]; i++) {
+		CHECK(t_exchange(fd, polls[i], buf, sizeof buf, &took) > 0);
+		CHECK_CONTAINS(buf, "HTTP/1.1 200 OK\r\n");
+		CHECK_CONTAINS(buf, SNAPSHOT_HEADER ": ");
+		CHECK(took < 1);
+	}
+	char engine[32];
+	CHECK_STR(t_status_string("engine", engine, sizeof engine), "frozen");
+	char *order = t_order_from("agent freeze");
+	CHECK(strstr(order, "agent thaw") == NULL);
+	CHECK(strstr(order, "dockerd ") == NULL);
+	free(order);
+	/* Work on the same connection: the engine is thawed for it, and dockerd gets its bytes. */
+	static const char create[] =
+	    "POST /v1.43/containers/create?name=web HTTP/1.1\r\n"
+	    "Host: api.moby.localhost\r\nContent-Type: application/json\r\n"
+	    "Content-Length: 18\r\n\r\n{\"Image\":\"alpine\"}";
+	CHECK(t_exchange(fd, create, buf, sizeof buf, &took) > 0);
+	CHECK_CONTAINS(buf, "HTTP/1.1 201 Created\r\n");
+	CHECK(strstr(buf, SNAPSHOT_HEADER) == NULL);
+	close(fd);
+	order = t_order_from("agent freeze");
+	const char *want = "agent freeze 200\nagent thaw\ndockerd POST "
+			   "/v1.43/containers/create?name=web HTTP/1.1\n";
+	CHECK(strncmp(order, want, strlen(want)) == 0);
+	if (strncmp(order, want, strlen(want)) != 0)
+		printf("    state/order from the freeze:\n%s", order);
+	free(order);
+	char posted[400];
+	snprintf(posted, sizeof posted, "%s/posted.txt", t_state);
+	char *got = t_slurp(posted);
+	CHECK_STR(got, create);
+	free(got);
+	CHECK(t_log_has("frozen (POST /v1.43/containers/create?name=web (not a poll)); "
+			"relaying 1 held client"));
+	CHECK_INT(t_calls("start"), 1); /* t_vm_up's: a thaw, never a start */
 	t_daemon_stop();
 	t_teardown();
 }
@@ -1933,6 +1999,7 @@ int main(int argc, char **argv)
 	RUN(a_dead_agent_forward_is_healed_for_the_freeze_and_the_thaw);
 	RUN(freeze_after_freezes_and_the_engine_is_thawed_before_the_stop);
 	RUN(a_client_while_frozen_is_held_and_the_engine_thawed_first);
+	RUN(polls_while_frozen_are_answered_from_the_snapshot);
 	RUN(a_connection_kept_open_across_the_freeze_is_answered);
 	RUN(a_busy_agent_is_asked_to_freeze_again);
 	RUN(a_refused_freeze_is_not_asked_again_in_the_period);

@@ -403,6 +403,71 @@ TEST(a_connection_kept_open_across_the_freeze_thaws_it_when_it_speaks)
 	CHECK(has(act, AUTOSTOP_DO_STOP));
 }
 
+/* With a snapshot taken before the freeze, a client is served from it while the engine stays
+ * frozen; the first request it does not answer thaws the engine and goes on to dockerd. */
+TEST(with_a_snapshot_polls_while_frozen_are_answered_and_other_requests_thaw)
+{
+	struct autostop a;
+	autostop_init(&a, "dev", IDLE, true, T0 - 0.1);
+	autostop_set_freeze_after(&a, 5);
+	struct autostop_check c = api_ok(0, "");
+	autostop_check_done(&a, T0, &c);
+	struct autostop_actions act = autostop_check_done(&a, T0 + 5, &c);
+	CHECK(has(act, AUTOSTOP_DO_FREEZE));
+	autostop_snapshot_set(&a, "2026-12-04T14:00:05Z"); /* taken before the freeze */
+	CHECK(!autostop_frozen_snapshot_serves(&a));	   /* not frozen yet */
+	CHECK(!autostop_snapshot_answers(&a));
+	autostop_freeze_done(&a, T0 + 5.5, AUTOSTOP_FREEZE_OK, "");
+	CHECK_CONTAINS(a.decision, "froze dev's Docker engine after 5.0 s idle (polls are answered "
+				   "from the snapshot of 2026-12-04T14:00:05Z; any other request "
+				   "thaws it)");
+	CHECK(autostop_frozen_snapshot_serves(&a));
+	CHECK(autostop_snapshot_answers(&a));
+	/* A client: held to be served from the snapshot, the engine left frozen. */
+	CHECK(!autostop_client_opened(&a, T0 + 8, &act));
+	CHECK(!has(act, AUTOSTOP_DO_THAW));
+	act = autostop_local_activity(&a, T0 + 8.01, AUTOSTOP_QUIET, AUTOSTOP_POLLING);
+	CHECK(!has(act, AUTOSTOP_DO_THAW));
+	autostop_snapshot_answered(&a);
+	autostop_local_activity(&a, T0 + 8.02, AUTOSTOP_POLLING, AUTOSTOP_QUIET);
+	CHECK_INT(a.engine, AUTOSTOP_ENGINE_FROZEN);
+	CHECK_INT(a.snapshot_answers, 1);
+	act = autostop_timer_fired(&a, T0 + 9); /* polls are no work: the period goes on */
+	CHECK(!has(act, AUTOSTOP_DO_THAW));
+	CHECK(!has(act, AUTOSTOP_DO_CHECK));
+	/* Work: counted, and the snapshot's miss thaws the engine (no start: the VM runs). */
+	act = autostop_local_activity(&a, T0 + 10, AUTOSTOP_QUIET, AUTOSTOP_WORKING);
+	CHECK(!has(act, AUTOSTOP_DO_THAW));
+	CHECK_INT(a.working, 1);
+	act = autostop_snapshot_missed(&a, T0 + 10, "POST /containers/create", "not a poll");
+	CHECK(has(act, AUTOSTOP_DO_THAW));
+	CHECK(!has(act, AUTOSTOP_DO_START));
+	CHECK_INT(a.engine, AUTOSTOP_ENGINE_THAWING);
+	CHECK(!autostop_snapshot_answers(&a));
+	act = autostop_thaw_done(&a, T0 + 10.05, true, "", 1);
+	CHECK(has(act, AUTOSTOP_DO_CONNECT_HELD));
+	CHECK_CONTAINS(a.decision, "frozen (POST /containers/create (not a poll)); relaying 1 "
+				   "held client");
+	/* A miss once the engine runs again: straight on to dockerd. */
+	act = autostop_snapshot_missed(&a, T0 + 11, "GET /info", "no snapshot holds any more");
+	CHECK(has(act, AUTOSTOP_DO_CONNECT_HELD));
+	CHECK(!has(act, AUTOSTOP_DO_THAW));
+	CHECK(!has(act, AUTOSTOP_DO_START));
+}
+
+TEST(with_wake_on_any_a_frozen_engine_serves_no_snapshot)
+{
+	struct autostop a;
+	frozen_idle(&a);
+	autostop_snapshot_set(&a, "2026-12-04T14:00:05Z");
+	CHECK(autostop_frozen_snapshot_serves(&a));
+	autostop_set_wake_on_any(&a, true);
+	CHECK(!autostop_frozen_snapshot_serves(&a));
+	struct autostop_actions act;
+	CHECK(!autostop_client_opened(&a, T0 + 8, &act));
+	CHECK(has(act, AUTOSTOP_DO_THAW));
+}
+
 TEST(a_client_during_the_freeze_is_held_and_thawed_for_at_once)
 {
 	struct autostop a;
@@ -1309,6 +1374,8 @@ int main(void)
 	RUN(a_client_while_frozen_is_held_until_the_engine_is_thawed);
 	RUN(a_thaw_the_agent_does_not_answer_still_lets_the_clients_go);
 	RUN(a_connection_kept_open_across_the_freeze_thaws_it_when_it_speaks);
+	RUN(with_a_snapshot_polls_while_frozen_are_answered_and_other_requests_thaw);
+	RUN(with_wake_on_any_a_frozen_engine_serves_no_snapshot);
 	RUN(a_client_during_the_freeze_is_held_and_thawed_for_at_once);
 	RUN(the_period_ending_during_the_freeze_thaws_then_checks);
 	RUN(work_thaws_and_the_next_period_freezes_again);
