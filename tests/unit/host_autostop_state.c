@@ -264,8 +264,8 @@ TEST(work_after_polls_restarts_the_period)
 
 /* issue 21: deep idle before the stop, once per idle period. */
 
-/* dev idle since T0, frozen at T0 + 5 (--freeze-after 5 s). */
-static void frozen_idle(struct autostop *a)
+/* dev idle since T0, the freeze asked for at T0 + 5 (--freeze-after 5 s). */
+static void freezing_idle(struct autostop *a)
 {
 	autostop_init(a, "dev", IDLE, true, T0 - 0.1);
 	autostop_set_freeze_after(a, 5);
@@ -275,6 +275,12 @@ static void frozen_idle(struct autostop *a)
 	struct autostop_actions act = autostop_check_done(a, T0 + 5, &c);
 	CHECK(has(act, AUTOSTOP_DO_FREEZE));
 	CHECK_INT(a->engine, AUTOSTOP_ENGINE_FREEZING);
+}
+
+/* The same, frozen at T0 + 5.5. */
+static void frozen_idle(struct autostop *a)
+{
+	freezing_idle(a);
 	autostop_freeze_done(a, T0 + 5.5, AUTOSTOP_FREEZE_OK, "");
 	CHECK_INT(a->engine, AUTOSTOP_ENGINE_FROZEN);
 }
@@ -408,12 +414,8 @@ TEST(a_connection_kept_open_across_the_freeze_thaws_it_when_it_speaks)
 TEST(with_a_snapshot_polls_while_frozen_are_answered_and_other_requests_thaw)
 {
 	struct autostop a;
-	autostop_init(&a, "dev", IDLE, true, T0 - 0.1);
-	autostop_set_freeze_after(&a, 5);
-	struct autostop_check c = api_ok(0, "");
-	autostop_check_done(&a, T0, &c);
-	struct autostop_actions act = autostop_check_done(&a, T0 + 5, &c);
-	CHECK(has(act, AUTOSTOP_DO_FREEZE));
+	freezing_idle(&a);
+	struct autostop_actions act;
 	autostop_snapshot_set(&a, "2026-12-04T14:00:05Z"); /* taken before the freeze */
 	CHECK(!autostop_frozen_snapshot_serves(&a));	   /* not frozen yet */
 	CHECK(!autostop_snapshot_answers(&a));
