@@ -1052,8 +1052,8 @@ static void on_client(uv_stream_t *server, int status)
 	apply(d, act);
 	if (connect)
 		relay_connect(r, d->cfg->upstream);
-	else if (d->snap && autostop_frozen_snapshot_serves(&d->st))
-		relay_serve_locally(r);
+	else if (d->snap && autostop_snapshot_answers(&d->st))
+		relay_serve_locally(r); /* starting, or the engine frozen: held, polls answered */
 }
 
 /* ---- listening ------------------------------------------------------------------------- */

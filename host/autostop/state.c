@@ -980,7 +980,9 @@ bool autostop_snapshot_answers(const struct autostop *a)
 {
 	if (!snapshot_usable(a))
 		return false;
+	/* While it starts, until Docker answers, nothing has changed what the snapshot says. */
 	return a->state == AUTOSTOP_STOPPED || (a->state == AUTOSTOP_STOPPING && a->stop_done) ||
+	       (a->state == AUTOSTOP_STARTING && !a->ping_answered) ||
 	       autostop_frozen_snapshot_serves(a);
 }
 
@@ -1003,6 +1005,12 @@ struct autostop_actions autostop_snapshot_missed(struct autostop *a, double now,
 	vmc_textf(what, sizeof what, "%s (%s)", request, why && *why ? why : "not a poll");
 	if (a->state == AUTOSTOP_STOPPING && a->stop_done) {
 		stop_settled(a, now, &act, what);
+		return act;
+	}
+	if (a->state == AUTOSTOP_STARTING) {
+		/* Held for the start under way, or relayed now if Docker already answers. */
+		if (a->ping_answered)
+			act.todo |= AUTOSTOP_DO_CONNECT_HELD;
 		return act;
 	}
 	if (a->state == AUTOSTOP_RUNNING || a->state == AUTOSTOP_UNHEALTHY ||

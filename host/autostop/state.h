@@ -321,7 +321,8 @@ void autostop_snapshot_set(struct autostop *a, const char *taken);
 struct autostop_actions autostop_snapshot_loaded(struct autostop *a, double now, const char *taken);
 /* Whether a client is served from the snapshot now, with a snapshot and without
  * --wake-on-any: stopped by autostop (or settling after its stop; a client docker.sock
- * refuses), or running with the engine frozen (autostop_frozen_snapshot_serves). */
+ * refuses), starting until Docker answers (a new client, held meanwhile), or running with the
+ * engine frozen (autostop_frozen_snapshot_serves). */
 bool autostop_snapshot_answers(const struct autostop *a);
 /* Running with the engine frozen and a snapshot of it: a new client is served from it. */
 bool autostop_frozen_snapshot_serves(const struct autostop *a);

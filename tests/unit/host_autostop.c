@@ -316,7 +316,7 @@ static const char fake_limactl[] =
     "start) if [ -f \"$S/start-fails\" ]; then echo 'level=fatal msg=\"fake start failed\"' >&2;"
     " exit 1; fi\n"
     "  alive && exit 0\n"
-    "  sleep 0.3\n"
+    "  sleep \"$(cat \"$S/start-delay\" 2>/dev/null || echo 0.3)\"\n"
     "  '%s' --fake-dockerd '%s' \"$S\" </dev/null &\n"
     "  echo $! >\"$S/dockerd.pid\"\n"
     "  echo $! >>\"$S/every-dockerd.pid\"\n"
@@ -1111,6 +1111,43 @@ TEST(polls_while_stopped_are_answered_from_the_snapshot)
 	char *text = t_snapshot_file();
 	CHECK_STR(text, "");
 	free(text);
+	t_daemon_stop();
+	t_teardown();
+}
+
+/* While dev starts (3 s here), a new client's polls are still answered from the snapshot; the
+ * request that started it waits for Docker and gets its answer. */
+TEST(polls_while_it_starts_are_answered_from_the_snapshot)
+{
+	t_env();
+	t_stopped_by_autostop(1);
+	char marker[128];
+	t_marker(marker, sizeof marker);
+	t_write("3", "state/start-delay");
+	int work = t_connect(t_listen);
+	CHECK(work >= 0);
+	static const char create[] =
+	    "POST /v1.41/containers/create?name=web HTTP/1.1\r\n"
+	    "Host: api.moby.localhost\r\nContent-Type: application/json\r\n"
+	    "Content-Length: 18\r\n\r\n{\"Image\":\"alpine\"}";
+	CHECK(t_send(work, create, strlen(create)));
+	CHECK(WAIT_UNTIL(t_log_has("starting dev: the snapshot does not answer POST"), 5));
+	char buf[8192];
+	double took;
+	int poll = t_connect(t_listen);
+	CHECK(poll >= 0);
+	CHECK(t_exchange(poll, "GET /v1.41/containers/json?all=1 HTTP/1.1\r\nHost: d\r\n\r\n", buf,
+			 sizeof buf, &took) > 0);
+	CHECK_CONTAINS(buf, "HTTP/1.1 200 OK\r\n");
+	CHECK_CONTAINS(buf, marker);
+	CHECK_CONTAINS(buf, "\"Names\":[\"/pg\"]");
+	CHECK(took < 1);
+	CHECK(!t_dockerd_alive()); /* still starting */
+	close(poll);
+	CHECK(t_read_to_eof(work, buf, sizeof buf, 20000) > 0);
+	CHECK_CONTAINS(buf, "HTTP/1.1 201 Created\r\n");
+	close(work);
+	CHECK_INT(t_calls("start"), 2); /* t_vm_up's and this one */
 	t_daemon_stop();
 	t_teardown();
 }
@@ -1986,6 +2023,7 @@ int main(int argc, char **argv)
 	RUN(ten_clients_at_once_cause_one_start);
 	RUN(idle_with_nothing_running_stops_and_a_client_starts_it_again);
 	RUN(polls_while_stopped_are_answered_from_the_snapshot);
+	RUN(polls_while_it_starts_are_answered_from_the_snapshot);
 	RUN(the_snapshot_survives_a_daemon_restart);
 	RUN(the_docker_cli_is_answered_while_stopped);
 	RUN(wake_on_any_starts_on_a_poll);

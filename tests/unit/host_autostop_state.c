@@ -1228,7 +1228,7 @@ TEST(a_request_after_polls_on_one_connection_starts_it)
 	CHECK_STR(a.decision_kind, "start");
 	CHECK_LINE(a.decision, "starting dev: the snapshot does not answer POST "
 			       "/v1.43/containers/create (not a poll); limactl start dev");
-	CHECK(!autostop_snapshot_answers(&a)); /* starting: clients wait for Docker */
+	CHECK(autostop_snapshot_answers(&a)); /* starting: new clients' polls are still answered */
 	/* Docker answers: the held connection is relayed, from the request's first byte. */
 	act = autostop_ping_answered(&a, now + 30, 1);
 	CHECK(has(act, AUTOSTOP_DO_CONNECT_HELD));
@@ -1245,6 +1245,32 @@ TEST(a_poll_the_snapshot_cannot_answer_starts_it)
 				     "filters={...} is not applied to the snapshot");
 	CHECK(has(act, AUTOSTOP_DO_START));
 	CHECK_CONTAINS(a.decision, "(filters={...} is not applied to the snapshot)");
+}
+
+/* Until Docker answers after the start, nothing has changed what the snapshot says: a new
+ * client is held and served from it; its first miss waits for the start like the rest. */
+TEST(while_it_starts_the_snapshot_still_answers_until_docker_does)
+{
+	struct autostop a;
+	double now;
+	stopped_with_snapshot(&a, &now, false);
+	struct autostop_actions act =
+	    autostop_snapshot_missed(&a, now + 1, "POST /containers/create", "not a poll");
+	CHECK(has(act, AUTOSTOP_DO_START));
+	CHECK_INT(a.state, AUTOSTOP_STARTING);
+	CHECK(autostop_snapshot_answers(&a));
+	CHECK(!autostop_client_opened(&a, now + 2, &act)); /* held, and served from it */
+	CHECK(!has(act, AUTOSTOP_DO_START));
+	act = autostop_snapshot_missed(&a, now + 3, "GET /containers/x/json", "not a poll");
+	CHECK(!has(act, AUTOSTOP_DO_START)); /* one start */
+	CHECK(!has(act, AUTOSTOP_DO_CONNECT_HELD));
+	act = autostop_ping_answered(&a, now + 40, 2);
+	CHECK(has(act, AUTOSTOP_DO_CONNECT_HELD));
+	CHECK(!autostop_snapshot_answers(&a));
+	/* limactl start is still finishing: a miss now goes on to Docker at once. */
+	act = autostop_snapshot_missed(&a, now + 41, "GET /_ping", "no snapshot holds any more");
+	CHECK(has(act, AUTOSTOP_DO_CONNECT_HELD));
+	CHECK(!has(act, AUTOSTOP_DO_START));
 }
 
 TEST(wake_on_any_starts_on_a_poll)
@@ -1409,6 +1435,7 @@ int main(void)
 	RUN(polls_while_stopped_are_answered_from_the_snapshot_without_a_start);
 	RUN(a_request_after_polls_on_one_connection_starts_it);
 	RUN(a_poll_the_snapshot_cannot_answer_starts_it);
+	RUN(while_it_starts_the_snapshot_still_answers_until_docker_does);
 	RUN(wake_on_any_starts_on_a_poll);
 	RUN(without_a_snapshot_a_poll_starts_it);
 	RUN(while_free_memory_settles_the_snapshot_already_answers);
