@@ -312,16 +312,26 @@ void autostop_status_print(const json_t *doc, FILE *f)
 	json_int_t working = json_integer_value(json_object_get(doc, "clients_working"));
 	fprintf(f, "%s: %s for %s\n", str(doc, "instance"), str(doc, "state"),
 		vmc_format_duration(state_for, a, sizeof a));
+	json_int_t containers = json_integer_value(json_object_get(doc, "containers_running"));
+	const char *state = str(doc, "state");
 	if (idle > 0)
 		fprintf(f, "  idle:        %s of %s (no client at work, no running container)\n",
 			vmc_format_duration(idle, a, sizeof a),
 			vmc_format_duration(period, b, sizeof b));
+	else if (working == 0 && containers == 0 && strcmp(state, "running") == 0)
+		/* Work ended a moment ago: the period begins once Docker has said that no
+		 * container runs (asked a second after the last work). */
+		fprintf(f,
+			"  idle:        not yet (no client at work; the idle period begins once "
+			"Docker reports no running container); idle period %s\n",
+			vmc_format_duration(period, b, sizeof b));
+	else if (working == 0 && containers == 0)
+		fprintf(f, "  idle:        not counted while %s; idle period %s\n", state,
+			vmc_format_duration(period, b, sizeof b));
 	else
 		fprintf(f, "  idle:        no (%lld of %lld client%s at work%s); idle period %s\n",
 			(long long)working, (long long)clients, clients == 1 ? "" : "s",
-			json_integer_value(json_object_get(doc, "containers_running")) > 0
-			    ? ", containers running"
-			    : "",
+			containers > 0 ? ", containers running" : "",
 			vmc_format_duration(period, b, sizeof b));
 	double start = num(doc, "last_start_s", &present);
 	fprintf(f, "  last start:  %s\n",

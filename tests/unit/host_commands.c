@@ -615,6 +615,12 @@ TEST(autostop_status_asks_the_daemon)
 	    "\"state_for_s\": 65, \"clients\": 3, \"clients_working\": 2, \"idle_period_s\": 900, "
 	    "\"idle_for_s\": 0, \"containers_running\": 2, \"last_start_s\": null, "
 	    "\"last_stop_ram_freed\": null, \"last_decision\": \"2 clients at work\"}",
+	    /* running, the last work ended a moment ago: Docker not asked yet */
+	    "{\"instance\": \"vm\", \"pid\": 4242, \"listen\": "
+	    "\"/home/me/.lima/vm/sock/docker-autostop.sock\", \"state\": \"running\", "
+	    "\"state_for_s\": 37.5, \"clients\": 0, \"clients_working\": 0, \"idle_period_s\": "
+	    "600, \"idle_for_s\": 0, \"containers_running\": 0, \"last_start_s\": null, "
+	    "\"last_stop_ram_freed\": null, \"last_decision\": \"relaying 1 held client\"}",
 	    /* stopped by autostop */
 	    "{\"instance\": \"vm\", \"pid\": 4242, \"listen\": "
 	    "\"/home/me/.lima/vm/sock/docker-autostop.sock\", \"state\": \"stopped by autostop\", "
