@@ -11,12 +11,6 @@ cd "$(dirname "$0")/../.." || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-check() { # description, command...
-	desc=$1
-	shift
-	if "$@" >/dev/null 2>&1; then ok "$desc"; else fail "$desc"; fi
-}
-
 guest() { # dir: a kernel with both keys, at the defaults
 	rm -rf "$1"
 	mkdir -p "$1/proc/sys/kernel" "$1/proc/sys/vm" "$1/etc/sysctl.d"
