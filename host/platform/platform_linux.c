@@ -11,6 +11,7 @@
 #include "platform/cgroup.h"
 #include "procfs.h"
 #include "procpid.h"
+#include "zoneinfo.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -95,7 +96,12 @@ int platform_host_memory(struct platform_host_memory *out)
 	if (vmc_meminfo_read(&mi) < 0)
 		return -1;
 	out->total = mi.total;
-	out->free = mi.free;
+	/* The per-CPU lists' free pages are free too, and the first to be handed out; MemFree
+	 * leaves them out (lib/zoneinfo.h). Without /proc/zoneinfo, MemFree alone. */
+	uint64_t percpu = 0;
+	if (vmc_zoneinfo_percpu_free_read(&percpu) < 0)
+		percpu = 0;
+	out->free = mi.free + percpu;
 	out->available = mi.available;
 	long page = sysconf(_SC_PAGESIZE);
 	out->page_size = page > 0 ? (uint64_t)page : 4096;
