@@ -4,8 +4,10 @@
 # docker.sock and vmcost-agent.sock once over its SSH master and never again. With docker.sock's
 # forward cancelled, vmcost doctor fails naming it and printing the command that heals it; a
 # /_ping through vmcost autostop is answered within 10 s by re-creating the forward, with no
-# limactl start; afterwards the forwarded docker.sock answers directly. With the SSH master
-# killed (both forwards die with it), vmcost doctor --heal brings both back.
+# limactl start; afterwards the forwarded docker.sock answers directly. With vmcost-agent.sock's
+# forward cancelled on its own, doctor names it (docker.sock still fine) and --heal brings it
+# back. With the SSH master killed (both forwards die with it), vmcost doctor --heal brings both
+# back.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=docker-lib.sh
@@ -64,6 +66,28 @@ check "no limactl start ran" no_start
 grep -v "^vmcost: warning" "$log" | cut -d' ' -f2- | sed 's/^/  /'
 check "afterwards the forwarded docker.sock answers directly" test "$(ping_direct)" = OK
 kill -TERM "$pid" 2>/dev/null
+
+# ---- vmcost-agent.sock's forward cancelled on its own --------------------------------------------
+agent_sock=$dir/sock/vmcost-agent.sock
+agent_answers() {
+	as_lima curl -s -m 5 -o /dev/null -w '%{http_code}' --unix-socket "$agent_sock" \
+		http://localhost/v1/status | grep -qx 200
+}
+ssh_lima -O cancel -L "$agent_sock:/run/vmcost-agent.sock" "$host" 2>/dev/null
+agent_dead() { ! agent_answers; }
+check "the agent's forward is cancelled: vmcost-agent.sock no longer answers" agent_dead
+doctor
+rc=$?
+grep -A2 "Host socket vmcost-agent.sock" "$out" | sed 's/^/  /'
+check "doctor exits non-zero with the agent's forward gone ($rc)" test "$rc" != 0
+check "doctor names vmcost-agent.sock as dead" doctor_says "fail  Host socket vmcost-agent.sock: dead"
+check "doctor still finds docker.sock alive" doctor_says "ok    Host socket docker.sock"
+doctor --heal
+rc=$?
+grep "Host socket" "$out" | sed 's/^/  /'
+check "doctor --heal exits 0 ($rc)" test "$rc" = 0
+check "doctor --heal healed vmcost-agent.sock" doctor_says "ok    Host socket vmcost-agent.sock: was dead"
+check "the forwarded vmcost-agent.sock answers directly again" agent_answers
 
 # ---- the SSH master killed: both forwards die with it ------------------------------------------
 ssh_lima -O exit "$host" 2>/dev/null
