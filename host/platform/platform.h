@@ -28,10 +28,9 @@ struct platform_proc_sample {
 };
 
 struct platform_host_memory {
-	uint64_t total;	    /* physical RAM */
-	uint64_t free;	    /* truly free: macOS vm.page_free_count x page size; Linux MemFree + the
-			       per-CPU lists */
-	uint64_t available; /* Linux MemAvailable; macOS free + inactive + speculative */
+	uint64_t total;		    /* physical RAM */
+	uint64_t free;		    /* Linux MemFree + per-CPU lists; macOS vm.page_free_count */
+	uint64_t available;	    /* Linux MemAvailable; macOS free + inactive + speculative */
 	uint64_t compressor_used;   /* macOS: bytes the compressor occupies */
 	uint64_t compressor_stored; /* macOS: uncompressed bytes it holds */
 	uint64_t page_size;	    /* kernel page size (16 KiB on Apple Silicon) */
