@@ -310,10 +310,10 @@ void autostop_status_print(const json_t *doc, FILE *f)
 	double state_for = num(doc, "state_for_s", &present);
 	json_int_t clients = json_integer_value(json_object_get(doc, "clients"));
 	json_int_t working = json_integer_value(json_object_get(doc, "clients_working"));
-	fprintf(f, "%s: %s for %s\n", str(doc, "instance"), str(doc, "state"),
-		vmc_format_duration(state_for, a, sizeof a));
 	json_int_t containers = json_integer_value(json_object_get(doc, "containers_running"));
 	const char *state = str(doc, "state");
+	fprintf(f, "%s: %s for %s\n", str(doc, "instance"), state,
+		vmc_format_duration(state_for, a, sizeof a));
 	if (idle > 0)
 		fprintf(f, "  idle:        %s of %s (no client at work, no running container)\n",
 			vmc_format_duration(idle, a, sizeof a),
